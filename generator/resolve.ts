@@ -1,0 +1,137 @@
+/**
+ * Resolves a raw metamodel (as written in the checked-in definition or read
+ * from the `meta` database) into the `Metamodel` the emitters work on:
+ * inheritance flattened, plurals and concrete subtypes computed, every name
+ * checked. Output order is sorted so that generation is deterministic.
+ */
+import type {
+  ListDef, Metamodel, PropertyDef, RawMetamodel, RawProperty, TypeDef,
+} from '../runtime/metamodel/model.ts';
+import { DATA_TYPES } from '../runtime/metamodel/model.ts';
+
+export class MetamodelError extends Error {}
+
+const byName = <T extends { name: string }>(a: T, b: T) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+export function resolveMetamodel(raw: RawMetamodel): Metamodel {
+  const types = raw.types ?? {};
+  const enumerations: Record<string, string[]> = {};
+  for (const name of Object.keys(raw.enumerations ?? {}).sort()) {
+    const literals = raw.enumerations[name].literals ?? [];
+    if (!literals.length) throw new MetamodelError(`enumeration ${name} has no literals`);
+    enumerations[name] = [...literals];
+  }
+  const chain = (name: string): string[] => {
+    const seen: string[] = [];
+    let t = types[name]?.supertype;
+    while (t) {
+      if (!types[t]) throw new MetamodelError(`type ${name}: unknown supertype ${t}`);
+      if (seen.includes(t) || t === name) throw new MetamodelError(`type ${name}: cyclic type hierarchy`);
+      seen.push(t);
+      t = types[t].supertype;
+    }
+    return seen;
+  };
+  const names = Object.keys(types).sort();
+  const supertypesOf = Object.fromEntries(names.map((n) => [n, chain(n)]));
+  const concreteTypesOf = (name: string) =>
+    names.filter((n) => !types[n].abstract && (n === name || supertypesOf[n].includes(name)));
+
+  const result: Metamodel = { types: {}, plurals: {}, rootLists: {}, enumerations };
+  for (const name of names) {
+    const raw = types[name];
+    if (!/^[A-Z][A-Za-z0-9]*$/.test(name)) throw new MetamodelError(`type name ${name} must be PascalCase`);
+    const properties: PropertyDef[] = [];
+    const lists: ListDef[] = [];
+    for (const declaredBy of [name, ...supertypesOf[name]]) {
+      for (const [propName, p] of Object.entries(types[declaredBy].properties ?? {})) {
+        if (properties.some((x) => x.name === propName) || lists.some((x) => x.name === propName)) continue;
+        const where = `type ${declaredBy}, property ${propName}`;
+        checkProperty(where, p, types, enumerations);
+        if (p.dataType === 'LIST' || p.dataType === 'INVERSE') {
+          lists.push({
+            name: propName,
+            itemType: p.range!,
+            itemTypes: concreteTypesOf(p.range!),
+            ...(p.inverseOf ? { inverseOf: p.inverseOf } : {}),
+            ...(p.description ? { description: p.description } : {}),
+            declaredBy,
+          });
+        } else {
+          properties.push({
+            name: propName,
+            dataType: p.dataType,
+            ...(p.range ? { range: p.range } : {}),
+            ...(p.dataType === 'ENUMERATION' ? { values: enumerations[p.range!] } : {}),
+            required: p.required === 'MANDATORY',
+            many: p.cardinality === 'MANY',
+            readOnly: !!p.readOnly,
+            writeOnly: !!p.writeOnly,
+            owner: !!p.owner,
+            ...(p.default !== undefined && p.default !== null ? { default: String(p.default) } : {}),
+            ...(p.description ? { description: p.description } : {}),
+            declaredBy,
+          });
+        }
+      }
+    }
+    properties.sort(byName);
+    lists.sort(byName);
+    const owners = properties.filter((p) => p.owner);
+    if (owners.length > 1) throw new MetamodelError(`type ${name} has more than one owner property`);
+    // An abstract type without a plural is not addressable (Resource).
+    const plural = raw.plural ?? (raw.abstract ? '' : `${name.charAt(0).toLowerCase()}${name.slice(1)}s`);
+    if (plural) {
+      if (!/^[a-z][A-Za-z0-9]*$/.test(plural)) throw new MetamodelError(`type ${name}: invalid plural ${plural}`);
+      if (result.plurals[plural]) throw new MetamodelError(`plural ${plural} used by ${result.plurals[plural]} and ${name}`);
+      result.plurals[plural] = name;
+    }
+    const labelFrom = raw.labelFrom?.split(/\s+/).filter(Boolean);
+    for (const p of labelFrom ?? []) {
+      if (!properties.some((x) => x.name === p)) throw new MetamodelError(`type ${name}: labelFrom names unknown property ${p}`);
+    }
+    result.types[name] = {
+      name,
+      plural,
+      ...(raw.supertype ? { supertype: raw.supertype } : {}),
+      abstract: !!raw.abstract,
+      root: !!raw.root,
+      ...(labelFrom?.length ? { labelFrom } : {}),
+      ...(raw.description ? { description: raw.description } : {}),
+      supertypes: supertypesOf[name],
+      concreteTypes: concreteTypesOf(name),
+      properties,
+      lists,
+      ...(owners[0] ? { ownerProperty: owners[0].name } : {}),
+    };
+    if (raw.root) result.rootLists[plural] = name;
+  }
+  for (const t of Object.values(result.types)) {
+    for (const l of t.lists) {
+      if (l.inverseOf) {
+        const target = result.types[l.itemType].properties.find((p) => p.name === l.inverseOf);
+        if (!target || target.dataType !== 'REFERENCE') {
+          throw new MetamodelError(`type ${t.name}, list ${l.name}: inverseOf ${l.inverseOf} is not a reference of ${l.itemType}`);
+        }
+      }
+    }
+  }
+  return result;
+}
+
+function checkProperty(
+  where: string, p: RawProperty, types: RawMetamodel['types'], enumerations: Record<string, string[]>,
+) {
+  if (!/^_?[a-z][A-Za-z0-9]*$/.test(where.split(' ').pop()!)) throw new MetamodelError(`${where}: invalid name`);
+  if (!DATA_TYPES.includes(p.dataType)) throw new MetamodelError(`${where}: unknown dataType ${p.dataType}`);
+  if (p.dataType === 'ENUMERATION') {
+    if (!p.range || !enumerations[p.range]) throw new MetamodelError(`${where}: unknown enumeration ${p.range}`);
+    if (p.default !== undefined && !enumerations[p.range].includes(String(p.default))) {
+      throw new MetamodelError(`${where}: default ${p.default} is not a literal of ${p.range}`);
+    }
+  }
+  if (['REFERENCE', 'LIST', 'INVERSE'].includes(p.dataType) && (!p.range || !types[p.range])) {
+    throw new MetamodelError(`${where}: unknown range type ${p.range}`);
+  }
+  if (p.dataType === 'INVERSE' && !p.inverseOf) throw new MetamodelError(`${where}: INVERSE needs inverseOf`);
+}

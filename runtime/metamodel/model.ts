@@ -1,0 +1,108 @@
+/**
+ * The metamodel as the runtime sees it. The generator resolves the `meta`
+ * database into a `Metamodel` and emits it as `generated/routes.gen.ts`;
+ * handwritten code depends only on these interfaces.
+ */
+
+export type DataType =
+  | 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME'
+  | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE';
+
+export const DATA_TYPES: DataType[] = [
+  'STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'BOOLEAN', 'UUID', 'DATETIME',
+  'ENUMERATION', 'REFERENCE', 'LIST', 'INVERSE',
+];
+
+/** A property as written in the checked-in definition (and stored in `meta`). */
+export interface RawProperty {
+  dataType: DataType;
+  range?: string;
+  required?: 'MANDATORY' | 'OPTIONAL';
+  cardinality?: 'ONE' | 'MANY';
+  readOnly?: boolean;
+  writeOnly?: boolean;
+  owner?: boolean;
+  default?: string;
+  inverseOf?: string;
+  description?: string;
+}
+
+export interface RawType {
+  supertype?: string;
+  plural?: string;
+  abstract?: boolean;
+  root?: boolean;
+  labelFrom?: string;
+  description?: string;
+  properties?: Record<string, RawProperty>;
+}
+
+export interface RawMetamodel {
+  enumerations: Record<string, { description?: string; literals: string[] }>;
+  types: Record<string, RawType>;
+}
+
+/** A resolved property of a type (inherited ones included). */
+export interface PropertyDef {
+  name: string;
+  dataType: Exclude<DataType, 'LIST' | 'INVERSE'>;
+  /** Target type of a REFERENCE, enumeration name of an ENUMERATION. */
+  range?: string;
+  values?: string[];
+  required: boolean;
+  many: boolean;
+  readOnly: boolean;
+  writeOnly: boolean;
+  owner: boolean;
+  default?: string;
+  description?: string;
+  declaredBy: string;
+}
+
+/** A list below an object of a type: its children, or an inverse view. */
+export interface ListDef {
+  name: string;
+  itemType: string;
+  /** Concrete types an item may have. */
+  itemTypes: string[];
+  /** For INVERSE lists: the reference property of the items naming this object. */
+  inverseOf?: string;
+  description?: string;
+  declaredBy: string;
+}
+
+export interface TypeDef {
+  name: string;
+  plural: string;
+  supertype?: string;
+  abstract: boolean;
+  root: boolean;
+  labelFrom?: string[];
+  description?: string;
+  /** The chain of supertypes, nearest first. */
+  supertypes: string[];
+  /** Concrete types reachable through this type's plural (itself included if concrete). */
+  concreteTypes: string[];
+  properties: PropertyDef[];
+  lists: ListDef[];
+  /** The reference property that mirrors parentId, if any. */
+  ownerProperty?: string;
+}
+
+export interface Metamodel {
+  types: Record<string, TypeDef>;
+  /** Plural (path segment) to type name. */
+  plurals: Record<string, string>;
+  /** Top-level lists whose objects stand at the root (schemes, organizations, tenants, users). */
+  rootLists: Record<string, string>;
+  enumerations: Record<string, string[]>;
+}
+
+/** Properties kept in columns of the objects table rather than in `props`. */
+export const SYSTEM_PROPERTIES = [
+  'id', '_version', 'tenant', 'createdBy', 'dateCreated', 'modifiedBy', 'dateModified',
+  'db', 'label', 'title', 'description', 'status', 'modelId', 'parentId', 'href',
+] as const;
+
+/** System properties a client may write. */
+export const WRITABLE_SYSTEM_PROPERTIES = ['label', 'title', 'description', 'status'] as const;

@@ -1,0 +1,102 @@
+/**
+ * Schema migrations. The control schema `service` lists the databases and
+ * holds service-wide state; every named database is a schema `db_<name>`
+ * with the same tables. The same SQL runs on PostgreSQL and PGlite.
+ * Migrations are append-only: never edit one that has shipped.
+ */
+import type { Knex } from 'knex';
+
+export const CONTROL_SCHEMA = 'service';
+
+export function schemaOf(db: string): string {
+  return `db_${db}`;
+}
+
+const controlMigrations: string[] = [
+  `create table service.databases (
+     name text primary key,
+     created_at timestamptz not null default now(),
+     created_by text
+   );
+   create table service.admin_credentials (
+     login_id text primary key,
+     hash text not null,
+     pepper_id text,
+     updated_at timestamptz not null default now()
+   );`,
+];
+
+/** `$S` stands for the quoted schema of the database. */
+const databaseMigrations: string[] = [
+  `create table $S.objects (
+     id uuid primary key,
+     tenant uuid not null,
+     type text not null,
+     parent_id uuid,
+     list text not null,
+     label text not null,
+     title text,
+     description text,
+     status text,
+     model_id uuid,
+     version integer not null,
+     created_by text,
+     date_created timestamptz not null,
+     modified_by text,
+     date_modified timestamptz not null,
+     props jsonb not null default '{}'::jsonb,
+     custom jsonb not null default '{}'::jsonb
+   );
+   create unique index objects_business_key on $S.objects
+     (tenant, coalesce(parent_id, '00000000-0000-0000-0000-000000000000'::uuid), list, label);
+   create unique index objects_tenant_label on $S.objects (label) where type = 'Tenant';
+   create index objects_children on $S.objects (parent_id, list, label, id);
+   create index objects_type on $S.objects (tenant, type, label, id);
+   create index objects_login on $S.objects ((props->>'loginId')) where type = 'User';
+   create table $S.history (
+     id uuid not null,
+     version integer not null,
+     tenant uuid not null,
+     type text not null,
+     parent_id uuid,
+     list text not null,
+     operation text not null,
+     valid_from timestamptz not null,
+     valid_to timestamptz,
+     changed_by text,
+     row jsonb not null,
+     primary key (id, version)
+   );
+   create index history_children on $S.history (parent_id, list);
+   create index history_type on $S.history (tenant, type);
+   create table $S.credentials (
+     user_id uuid primary key references $S.objects(id) on delete cascade,
+     hash text not null,
+     pepper_id text,
+     updated_at timestamptz not null default now()
+   );`,
+];
+
+async function migrate(knex: Knex, schema: string, migrations: string[]) {
+  const q = `"${schema}"`;
+  await knex.transaction(async (trx) => {
+    // Serializes instances that start at once against one PostgreSQL.
+    await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`migrate:${schema}`]);
+    await trx.raw(`create schema if not exists ${q}`);
+    await trx.raw(`create table if not exists ${q}.schema_migrations (version integer primary key, applied_at timestamptz not null default now())`);
+    const done = new Set((await trx.raw(`select version from ${q}.schema_migrations`)).rows.map((r: { version: number }) => r.version));
+    for (let i = 0; i < migrations.length; i++) {
+      if (done.has(i + 1)) continue;
+      await trx.raw(migrations[i].replaceAll('$S', q));
+      await trx.raw(`insert into ${q}.schema_migrations (version) values (?)`, [i + 1]);
+    }
+  });
+}
+
+export function migrateControl(knex: Knex) {
+  return migrate(knex, CONTROL_SCHEMA, controlMigrations);
+}
+
+export function migrateDatabase(knex: Knex, db: string) {
+  return migrate(knex, schemaOf(db), databaseMigrations);
+}
