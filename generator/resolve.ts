@@ -119,9 +119,14 @@ export function resolveMetamodel(raw: RawMetamodel): Metamodel {
   return result;
 }
 
+const PROPERTY_KEYS = new Set(['dataType', 'range', 'required', 'cardinality', 'readOnly', 'writeOnly', 'owner', 'default', 'inverseOf', 'description']);
+
 function checkProperty(
   where: string, p: RawProperty, types: RawMetamodel['types'], enumerations: Record<string, string[]>,
 ) {
+  for (const key of Object.keys(p ?? {})) {
+    if (!PROPERTY_KEYS.has(key)) throw new MetamodelError(`${where}: unknown key ${key}`);
+  }
   if (!/^_?[a-z][A-Za-z0-9]*$/.test(where.split(' ').pop()!)) throw new MetamodelError(`${where}: invalid name`);
   if (!DATA_TYPES.includes(p.dataType)) throw new MetamodelError(`${where}: unknown dataType ${p.dataType}`);
   if (p.dataType === 'ENUMERATION') {

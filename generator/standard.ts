@@ -1,11 +1,2 @@
-/** Reads the checked-in standard metamodel definition. */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
-import type { RawMetamodel } from '../runtime/metamodel/model.ts';
-
-export const STANDARD_METAMODEL_PATH = fileURLToPath(new URL('../runtime/metamodel/standard-metamodel.yaml', import.meta.url));
-
-export function readStandardMetamodel(): RawMetamodel {
-  return parse(readFileSync(STANDARD_METAMODEL_PATH, 'utf8')) as RawMetamodel;
-}
+/** The checked-in standard metamodel; the runtime owns the file because it loads it into `meta`. */
+export { readStandardMetamodel, STANDARD_METAMODEL_PATH } from '../runtime/metamodel/standard.ts';

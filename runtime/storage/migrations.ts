@@ -16,7 +16,8 @@ const controlMigrations: string[] = [
   `create table service.databases (
      name text primary key,
      created_at timestamptz not null default now(),
-     created_by text
+     created_by text,
+     default_tenant uuid not null
    );
    create table service.admin_credentials (
      login_id text primary key,

@@ -1,0 +1,126 @@
+/**
+ * Emits `models.gen.ts`: the TypeScript interfaces of the metadata objects,
+ * `<Type>` for the read form (HAL, as returned by GET) and `<Type>Write` for
+ * the write form of each concrete type (the payload of POST, PUT and PATCH).
+ */
+import { IndentationText, Project, QuoteKind } from 'ts-morph';
+import type { OptionalKind, PropertySignatureStructure, SourceFile } from 'ts-morph';
+import type { Metamodel, PropertyDef, TypeDef } from '../../runtime/metamodel/model.ts';
+import { header } from '../emitter.ts';
+import type { Emitter } from '../emitter.ts';
+
+type Property = OptionalKind<PropertySignatureStructure>;
+
+const VALUE_TYPES: Record<Exclude<PropertyDef['dataType'], 'ENUMERATION'>, string> = {
+  STRING: 'string',
+  TEXT: 'string',
+  INTEGER: 'number',
+  DECIMAL: 'number',
+  BOOLEAN: 'boolean',
+  UUID: 'string',
+  REFERENCE: 'string',
+  DATETIME: 'number', // epoch milliseconds
+};
+
+const literal = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+const union = (values: string[]) => (values.length ? values.map(literal).join(' | ') : 'never');
+
+function valueType(p: PropertyDef): string {
+  if (p.dataType !== 'ENUMERATION') return VALUE_TYPES[p.dataType];
+  const literals = union(p.values ?? []);
+  return p.many ? `(${literals})` : literals;
+}
+
+const propertyType = (p: PropertyDef) => (p.many ? `${valueType(p)}[]` : valueType(p));
+// A description must not end the doc comment it is printed in.
+const docs = (description?: string) => (description ? [description.replace(/\*\//g, '*\\/')] : []);
+
+/**
+ * Read form: the properties the type declares itself (the rest comes with
+ * the supertype's interface); `_type` narrows to the concrete types reachable
+ * through this type. Write-only properties are never returned.
+ */
+function readProperties(t: TypeDef): Property[] {
+  const own = t.properties
+    .filter((p) => p.declaredBy === t.name && !p.writeOnly)
+    .map((p): Property => ({
+      name: p.name, type: propertyType(p), hasQuestionToken: !p.required, docs: docs(p.description),
+    }));
+  const typeProperty: Property = { name: '_type', type: union(t.concreteTypes) };
+  if (t.supertype) return [typeProperty, ...own];
+  return [
+    typeProperty,
+    ...own,
+    { name: 'customProperties', type: 'Record<string, unknown>', hasQuestionToken: true },
+    { name: '_links', type: 'Links' },
+  ];
+}
+
+/**
+ * Write form: every property is optional (PATCH gives only what changes);
+ * an optional one may be null to unset it, as the validators accept.
+ */
+function writeProperties(t: TypeDef): Property[] {
+  const writable = t.properties.filter((p) => !p.readOnly).map((p): Property => {
+    const mandatory = p.name === 'label' ? !t.labelFrom : p.required;
+    const type = mandatory ? propertyType(p) : `${propertyType(p)} | null`;
+    return { name: p.name, type, hasQuestionToken: true, docs: docs(p.description) };
+  });
+  return [
+    { name: '_type', type: literal(t.name) },
+    ...writable,
+    { name: 'customProperties', type: 'Record<string, unknown> | null', hasQuestionToken: true },
+  ];
+}
+
+function addLinks(file: SourceFile) {
+  file.addInterface({
+    name: 'Links',
+    isExported: true,
+    docs: ['HAL links of an object: `self` and one entry per related object or list.'],
+    properties: [{ name: 'self', type: '{ href: string }' }],
+    indexSignatures: [{ keyName: 'relation', keyType: 'string', returnType: '{ href: string } | undefined' }],
+  });
+}
+
+function addTypes(file: SourceFile, model: Metamodel) {
+  for (const t of Object.values(model.types).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    file.addInterface({
+      name: t.name,
+      isExported: true,
+      extends: t.supertype ? [t.supertype] : [],
+      docs: docs(t.description),
+      properties: readProperties(t),
+    });
+    if (t.abstract) continue;
+    file.addInterface({
+      name: `${t.name}Write`,
+      isExported: true,
+      docs: [`Write form of ${t.name}.`],
+      properties: writeProperties(t),
+    });
+  }
+}
+
+function addTypeNames(file: SourceFile, model: Metamodel) {
+  const concrete = Object.keys(model.types).filter((n) => !model.types[n].abstract).sort();
+  file.addTypeAlias({ name: 'TypeName', isExported: true, type: union(concrete) });
+  file.addStatements(`export const typeNames = [${concrete.map(literal).join(', ')}] as const;`);
+}
+
+function emitModels(model: Metamodel): string {
+  const project = new Project({
+    useInMemoryFileSystem: true,
+    manipulationSettings: { indentationText: IndentationText.TwoSpaces, quoteKind: QuoteKind.Single },
+  });
+  const file = project.createSourceFile('models.gen.ts');
+  addLinks(file);
+  addTypeNames(file, model);
+  addTypes(file, model);
+  return `${header('models')}\n${file.getFullText()}`;
+}
+
+export const modelsEmitter: Emitter = {
+  name: 'models',
+  emit: (model) => [{ path: 'models.gen.ts', content: emitModels(model) }],
+};

@@ -1,0 +1,47 @@
+/**
+ * Service-wide administration (decisions §2): databases are created, listed
+ * and removed by system administrators through /api/admin/databases.
+ */
+import type { Context, Next } from 'koa';
+import { createError } from './errors.ts';
+import type { Authenticator } from './auth/middleware.ts';
+import type { Databases } from './storage/databases.ts';
+
+export function adminRoutes({ databases, authenticator }: { databases: Databases; authenticator: Authenticator }) {
+  return async function admin(ctx: Context, next: Next) {
+    const match = /^\/api\/admin\/databases(?:\/([^/]+))?\/?$/.exec(ctx.path);
+    if (!match) return next();
+    const principal = await authenticator.authenticate(ctx, null);
+    ctx.state.principal = principal;
+    if (!principal.systemAdmin) throw createError('FORBIDDEN');
+    const name = match[1] === undefined ? undefined : decodeURIComponent(match[1]);
+    if (name === undefined && ctx.method === 'GET') {
+      const list = await databases.list();
+      ctx.body = list.map((d) => ({ name: d.name, dateCreated: d.createdAt, createdBy: d.createdBy }));
+      return;
+    }
+    if (name === undefined && ctx.method === 'POST') {
+      const body = ctx.request.body as { name?: unknown } | undefined;
+      if (!body || typeof body !== 'object' || typeof body.name !== 'string') {
+        throw createError('INVALID_PAYLOAD', { type: 'database', action: 'actionCreate' }, [{ path: 'name', key: 'mandatory' }]);
+      }
+      const created = await databases.create(body.name, principal.loginId);
+      ctx.status = 201;
+      ctx.set('Location', `${ctx.protocol}://${ctx.host}${ctx.originalUrl.split('?')[0].replace(/\/$/, '')}/${created.name}`);
+      ctx.body = { name: created.name };
+      return;
+    }
+    if (name !== undefined && ctx.method === 'GET') {
+      const db = await databases.get(name);
+      if (!db) throw createError('OBJECT_NOT_FOUND', { type: 'database', key: name });
+      ctx.body = { name: db.name };
+      return;
+    }
+    if (name !== undefined && ctx.method === 'DELETE') {
+      await databases.drop(name);
+      ctx.status = 204;
+      return;
+    }
+    throw createError('METHOD_NOT_ALLOWED');
+  };
+}

@@ -1,0 +1,216 @@
+/**
+ * Builds the service from its configuration: storage, generated code,
+ * plugins, and the Koa application with its request path
+ * (context path → logging → errors → readiness → routes → authentication).
+ */
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import Koa, { type Context, type Next } from 'koa';
+import Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createError, errorMiddleware, isDatabaseUnavailable } from './errors.ts';
+import { loadGenerated, type Generated } from './generated.ts';
+import { openStorage, type Storage } from './storage/connection.ts';
+import { migrateControl } from './storage/migrations.ts';
+import { Databases } from './storage/databases.ts';
+import { applyViews } from './storage/views.ts';
+import { createDirectory } from './auth/directory.ts';
+import { createAuthenticator } from './auth/middleware.ts';
+import type { AuthDriver, Principal } from './auth/types.ts';
+import { checkPluginConfig, orderPlugins, type PluginHost, type PluginManifest, type SecretHandler } from './plugins.ts';
+import { META_DATABASE, seedMetamodel } from './metamodel/meta-database.ts';
+import { readStandardMetamodel } from './metamodel/standard.ts';
+import { handleRest } from './rest/handlers.ts';
+import { splitPath } from './rest/paths.ts';
+import { adminRoutes } from './admin.ts';
+
+export interface Service {
+  app: Koa;
+  config: Config;
+  storage: Storage;
+  generated: Generated;
+  databases: Databases;
+  log: Logger;
+  listen(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  plugins: PluginManifest[];
+  log?: Logger;
+}
+
+/** Requests with a body must say it is JSON; koa-body parses it within the configured limit. */
+function jsonBody(limitBytes: number) {
+  const parse = koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: limitBytes, jsonStrict: true, parsedMethods: ['POST', 'PUT', 'PATCH'] as never });
+  return async (ctx: Context, next: Next) => {
+    if (['POST', 'PUT', 'PATCH'].includes(ctx.method)) {
+      const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
+      if (hasBody && !ctx.is('application/json', '+json')) {
+        throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type') || 'none' });
+      }
+      if (Number(ctx.get('content-length') || 0) > limitBytes) throw createError('PAYLOAD_TOO_LARGE');
+    }
+    return parse(ctx, next);
+  };
+}
+
+export async function createService(config: Config, options: ServiceOptions): Promise<Service> {
+  const log = options.log ?? pino({ level: config.logLevel, base: undefined });
+  const generated = await loadGenerated(config.generatedDir);
+  const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const { knex } = storage;
+  const standard = readStandardMetamodel();
+  const databases = new Databases(knex, {
+    applyViews: (q, db) => applyViews(q as never, db, generated.viewsSql),
+    afterCreate: async (trx, db, tenant, actor) => {
+      if (db === META_DATABASE) await seedMetamodel(trx, standard, tenant, actor);
+    },
+  });
+  const directory = createDirectory(knex, config.adminUsers);
+  const drivers: { driver: AuthDriver; order: number }[] = [];
+  const secretHandlers = new Map<string, SecretHandler>();
+  const startTasks: (() => Promise<void>)[] = [];
+  const closeTasks: (() => Promise<void>)[] = [];
+  const pluginRouter = new Router();
+  const host: PluginHost = {
+    config, knex, log, directory, router: pluginRouter,
+    addAuthDriver: (driver, order) => drivers.push({ driver, order }),
+    addSecretHandler: (key, handler) => secretHandlers.set(key, handler),
+    onStart: (task) => startTasks.push(task),
+    onClose: (task) => closeTasks.push(task),
+  };
+  for (const plugin of orderPlugins(options.plugins)) {
+    if (plugin.enabled && !plugin.enabled(config.env)) continue;
+    checkPluginConfig(plugin, config.env);
+    await plugin.register(host);
+  }
+  const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory);
+
+  let ready = false;
+  const prepare = async () => {
+    await migrateControl(knex);
+    await databases.upgradeAll();
+    for (const task of startTasks) await task();
+    ready = true;
+  };
+
+  const app = new Koa();
+  app.proxy = config.env.SERVICE_TRUST_PROXY === 'true';
+  const base = (ctx: Context) => `${ctx.protocol}://${ctx.host}${config.contextPath}`;
+
+  app.use(async function contextPath(ctx, next) {
+    if (config.contextPath) {
+      if (ctx.path !== config.contextPath && !ctx.path.startsWith(`${config.contextPath}/`)) {
+        ctx.status = 404;
+        ctx.body = { statusCode: 404, method: ctx.method, message: 'Not found', _links: { self: ctx.href } };
+        return;
+      }
+      ctx.path = ctx.path.slice(config.contextPath.length) || '/';
+    }
+    return next();
+  });
+  app.use(async function requestLog(ctx, next) {
+    const started = process.hrtime.bigint();
+    const requestId = randomUUID();
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } finally {
+      const principal = ctx.state.principal as Principal | undefined;
+      log.info({
+        requestId, method: ctx.method, path: ctx.path, status: ctx.status,
+        durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+        ...(principal ? { loginId: principal.loginId, tenant: principal.tenantLabel } : {}),
+      }, 'request');
+    }
+  });
+  app.use(errorMiddleware({ log, defaultLanguage: config.language }));
+
+  const router = new Router();
+  router.get('/health', async (ctx) => {
+    try {
+      if (!ready) throw new Error('not ready');
+      await knex.raw('select 1');
+      ctx.body = { status: 'ok' };
+    } catch {
+      ctx.status = 503;
+      ctx.body = { status: 'unavailable' };
+    }
+  });
+  router.get('/specification/openapi.yaml', (ctx) => {
+    ctx.type = 'application/yaml';
+    ctx.body = generated.openapiYaml;
+  });
+  router.get('/specification/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = generated.openapiJson;
+  });
+  app.use(router.routes());
+  app.use(async function readiness(ctx, next) {
+    if (!ready) throw createError('UNAVAILABLE', {}, [], { 'Retry-After': '5' });
+    return next();
+  });
+
+  const admin = adminRoutes({ databases, authenticator });
+  app.use(async function adminApi(ctx, next) {
+    if (!ctx.path.startsWith('/api/admin/')) return next();
+    return jsonBody(config.bodyLimitBytes)(ctx, () => admin(ctx, next));
+  });
+
+  app.use(async function rest(ctx, next) {
+    if (!ctx.path.startsWith('/rest/')) return next();
+    const [dbName, ...segments] = splitPath(ctx.path.slice('/rest/'.length));
+    const db = await databases.get(dbName);
+    if (!db) throw createError('OBJECT_NOT_FOUND', { type: 'database', key: dbName });
+    ctx.state.principal = await authenticator.authenticate(ctx, db);
+    if (!segments.length) throw createError('NOT_FOUND');
+    await jsonBody(config.bodyLimitBytes)(ctx, async () => {
+      await handleRest(ctx, { model: generated.metamodel, validators: generated.validators, knex, secretHandlers }, ctx.state.principal, db.name, segments, { base: base(ctx), db: db.name });
+    });
+  });
+  app.use(pluginRouter.routes());
+
+  app.on('error', (err) => {
+    if (!isDatabaseUnavailable(err)) log.error({ err: String(err) }, 'unhandled');
+  });
+
+  let server: http.Server | undefined;
+  return {
+    app, config, storage, generated, databases, log,
+    async listen() {
+      await prepareWithRetry(prepare, log);
+      server = http.createServer(app.callback());
+      server.keepAliveTimeout = 5_000;
+      await new Promise<void>((resolve) => server!.listen(config.port, config.host, resolve));
+      return (server.address() as { port: number }).port;
+    },
+    async close() {
+      if (server) {
+        const closing = new Promise<void>((resolve) => server!.close(() => resolve()));
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server!.closeAllConnections(), config.shutdownTimeoutMs);
+        await closing;
+        clearTimeout(timer);
+      }
+      for (const task of closeTasks) await task();
+      await storage.close();
+    },
+  };
+}
+
+/** The database may not be up yet when the service starts: keep trying rather than exit. */
+async function prepareWithRetry(prepare: () => Promise<void>, log: Logger) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await prepare();
+      return;
+    } catch (err) {
+      if (!isDatabaseUnavailable(err) || attempt >= 60) throw err;
+      log.warn({ attempt }, 'database unavailable at start; retrying');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Assigns a login ID to a user and a tenant: the specification's six
+ * login-tenant rules and its rules of access to a tenant.
+ */
+import type { Knex } from 'knex';
+import { createError } from '../errors.ts';
+import { schemaOf } from '../storage/migrations.ts';
+import type { AccessLevel, DatabaseInfo, Directory, LoginTenant, Principal, UserRecord } from './types.ts';
+
+export function createDirectory(knex: Knex, adminUsers: string[]): Directory {
+  const admins = new Set(adminUsers);
+
+  async function usersOf(db: DatabaseInfo, loginId: string): Promise<UserRecord[]> {
+    const s = `"${schemaOf(db.name)}"`;
+    const r = await knex.raw(
+      `select u.id, u.tenant, t.label as tenant_label, u.props->>'accessLevel' as access_level,
+              coalesce((u.props->>'defaultTenant')::boolean, false) as default_tenant
+       from ${s}.objects u join ${s}.objects t on t.id = u.tenant and t.type = 'Tenant'
+       where u.type = 'User' and u.props->>'loginId' = ?
+       order by t.label, u.id`,
+      [loginId],
+    );
+    return r.rows.map((row: Record<string, unknown>) => ({
+      id: row.id as string,
+      tenant: row.tenant as string,
+      tenantLabel: row.tenant_label as string,
+      loginId,
+      accessLevel: (row.access_level as AccessLevel) ?? 'READ_ONLY',
+      defaultTenant: row.default_tenant as boolean,
+    }));
+  }
+
+  async function tenantByLabel(db: DatabaseInfo, label: string): Promise<{ id: string; label: string } | null> {
+    const r = await knex.raw(`select id, label from "${schemaOf(db.name)}".objects where type = 'Tenant' and label = ?`, [label]);
+    return r.rows[0] ?? null;
+  }
+
+  async function tenantById(db: DatabaseInfo, id: string): Promise<{ id: string; label: string }> {
+    const r = await knex.raw(`select id, label from "${schemaOf(db.name)}".objects where type = 'Tenant' and id = ?`, [id]);
+    return r.rows[0];
+  }
+
+  return {
+    isSystemAdmin: (loginId) => admins.has(loginId),
+
+    async loginTenant(db, loginId, requestedTenant, defaultTenantName) {
+      const systemAdmin = admins.has(loginId);
+      const users = await usersOf(db, loginId);
+      const result = (tenant: { id: string; label: string }): LoginTenant => ({
+        tenant: tenant.id,
+        tenantLabel: tenant.label,
+        user: users.find((u) => u.tenant === tenant.id) ?? null,
+        systemAdmin,
+      });
+      // Rule 1: the service-tenant header forces the tenant.
+      if (requestedTenant !== undefined) {
+        const tenant = await tenantByLabel(db, requestedTenant);
+        if (!tenant) throw createError('FORBIDDEN');
+        return result(tenant);
+      }
+      // The per-method override replaces the database's default tenant.
+      const overridden = defaultTenantName ? await tenantByLabel(db, defaultTenantName) : null;
+      const defaultTenant = overridden ?? await tenantById(db, db.defaultTenant);
+      // Rule 2: system administrators log into the default tenant.
+      if (systemAdmin) return result(defaultTenant);
+      // Rule 3: the tenant where the user is marked as logged in by default.
+      const marked = users.find((u) => u.defaultTenant);
+      if (marked) return result({ id: marked.tenant, label: marked.tenantLabel });
+      // Rule 4: a user in the default tenant; rule 5: a user in another tenant; rule 6: the default tenant.
+      if (users.some((u) => u.tenant === defaultTenant.id)) return result(defaultTenant);
+      if (users.length) return result({ id: users[0].tenant, label: users[0].tenantLabel });
+      return result(defaultTenant);
+    },
+
+    principalOf(login, loginId, method): Principal | null {
+      if (login.user) {
+        return {
+          loginId, tenant: login.tenant, tenantLabel: login.tenantLabel, userId: login.user.id, method,
+          accessLevel: login.systemAdmin ? 'ADMINISTRATOR' : login.user.accessLevel,
+          systemAdmin: login.systemAdmin,
+        };
+      }
+      if (login.systemAdmin) {
+        return { loginId, tenant: login.tenant, tenantLabel: login.tenantLabel, accessLevel: 'ADMINISTRATOR', systemAdmin: true, method };
+      }
+      return null;
+    },
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * The authentication interface. A driver reads its method's credentials from
+ * the request; the core (runtime/auth/directory.ts) assigns them to a user in
+ * a tenant following the specification's login-tenant rules.
+ */
+import type { Context } from 'koa';
+import type { Knex } from 'knex';
+
+export type AccessLevel = 'READ_ONLY' | 'EDITOR' | 'ADMINISTRATOR';
+
+export const ACCESS_LEVELS: AccessLevel[] = ['READ_ONLY', 'EDITOR', 'ADMINISTRATOR'];
+
+export interface Principal {
+  loginId: string;
+  /** The login tenant's technical key (absent for service-wide admin calls). */
+  tenant?: string;
+  tenantLabel?: string;
+  accessLevel: AccessLevel;
+  systemAdmin: boolean;
+  userId?: string;
+  method: string;
+}
+
+/** What an external method (directory, identity provider, proxy) says about the caller. */
+export interface ExternalIdentity {
+  loginId: string;
+  groups?: string[];
+  tenantId?: string;
+  familyName?: string;
+  givenName?: string;
+  /** Overrides the default tenant in the login-tenant rules. */
+  tenantName?: string;
+}
+
+export interface DatabaseInfo {
+  name: string;
+  defaultTenant: string;
+}
+
+export interface UserRecord {
+  id: string;
+  tenant: string;
+  tenantLabel: string;
+  loginId: string;
+  accessLevel: AccessLevel;
+  defaultTenant: boolean;
+}
+
+export interface LoginTenant {
+  tenant: string;
+  tenantLabel: string;
+  /** The user with the login ID in that tenant, if there is one. */
+  user: UserRecord | null;
+  systemAdmin: boolean;
+}
+
+/** The core services a driver may use. */
+export interface Directory {
+  isSystemAdmin(loginId: string): boolean;
+  /** Applies the six login-tenant rules; throws 403 when `service-tenant` names a tenant that does not exist. */
+  loginTenant(db: DatabaseInfo, loginId: string, requestedTenant: string | undefined, defaultTenantName?: string): Promise<LoginTenant>;
+  /** The principal for an assigned user or system administrator; null if the login ID has no access to the tenant. */
+  principalOf(login: LoginTenant, loginId: string, method: string): Principal | null;
+}
+
+export interface AuthRequest {
+  ctx: Context;
+  /** null for service-wide calls (/api/admin). */
+  db: DatabaseInfo | null;
+  /** The `service-tenant` header. */
+  requestedTenant?: string;
+}
+
+export type AuthResult =
+  | { kind: 'principal'; principal: Principal }
+  | { kind: 'external'; identity: ExternalIdentity };
+
+export interface AuthDriver {
+  name: string;
+  /** The WWW-Authenticate challenge of this method, if it has one. */
+  challenge?(): string;
+  /** null: the request carries no credentials of this method. Throws a 401/429 ServiceError for bad ones. */
+  authenticate(request: AuthRequest): Promise<AuthResult | null>;
+}
+
+export interface PluginDeps {
+  knex: Knex;
+  config: import('../config.ts').Config;
+  log: import('pino').Logger;
+  directory: Directory;
+}

@@ -1,0 +1,83 @@
+/**
+ * The service's configuration, read once from the environment. A malformed
+ * setting stops the start with a message naming it; no other module reads
+ * process.env.
+ */
+import { fileURLToPath } from 'node:url';
+import type { Language } from './messages.ts';
+
+export class ConfigError extends Error {
+  constructor(readonly setting: string, message: string) {
+    super(`${setting}: ${message}`);
+  }
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  dataDir: string;
+  contextPath: string;
+  adminUsers: string[];
+  adminPassword?: string;
+  language: Language;
+  bodyLimitBytes: number;
+  generatedDir: string;
+  logLevel: string;
+  shutdownTimeoutMs: number;
+  /** Everything the plugins read, by its SERVICE_* name. */
+  env: Record<string, string | undefined>;
+}
+
+export const DEFAULT_GENERATED_DIR = fileURLToPath(new URL('../generated', import.meta.url));
+
+function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}`);
+  }
+  return Number(text);
+}
+
+export function booleanSetting(env: Record<string, string | undefined>, name: string, fallback: boolean): boolean {
+  const text = env[name]?.trim().toLowerCase();
+  if (text === undefined || text === '') return fallback;
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw new ConfigError(name, 'must be true or false');
+}
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const contextPath = (env.SERVICE_CONTEXT_PATH ?? '').replace(/\/+$/, '');
+  if (contextPath && !/^(\/[A-Za-z0-9._~-]+)+$/.test(contextPath)) {
+    throw new ConfigError('SERVICE_CONTEXT_PATH', 'must look like /name or /name/name');
+  }
+  const language = (env.SERVICE_LANGUAGE ?? 'en').toLowerCase();
+  if (language !== 'en' && language !== 'de') throw new ConfigError('SERVICE_LANGUAGE', 'must be en or de');
+  const databaseUrl = env.SERVICE_DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('SERVICE_DATABASE_URL', 'must be a postgres:// URL');
+  }
+  const adminUsers = (env.SERVICE_ADMIN_USER ?? '').split(';').map((s) => s.trim()).filter(Boolean);
+  const adminPassword = env.SERVICE_ADMIN_PASSWORD || undefined;
+  if (adminPassword !== undefined) {
+    if (adminPassword.length < 8) throw new ConfigError('SERVICE_ADMIN_PASSWORD', 'must have at least 8 characters');
+    if (!adminUsers.length) throw new ConfigError('SERVICE_ADMIN_PASSWORD', 'needs SERVICE_ADMIN_USER');
+  }
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl,
+    dataDir: env.SERVICE_DATA_DIR || './data',
+    contextPath,
+    adminUsers,
+    adminPassword,
+    language,
+    bodyLimitBytes: integer(env, 'SERVICE_BODY_LIMIT', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    generatedDir: env.SERVICE_GENERATED_DIR || DEFAULT_GENERATED_DIR,
+    logLevel: env.SERVICE_LOG_LEVEL || 'info',
+    shutdownTimeoutMs: integer(env, 'SERVICE_SHUTDOWN_TIMEOUT', 10_000, 0, 600_000),
+    env: { ...env },
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * One error factory and one catalog of codes. Every error that reaches a
+ * client is a ServiceError, rendered by the error middleware in the
+ * specification's payload, with its message in the caller's language.
+ */
+import type { Context, Next } from 'koa';
+import { translate, type Language } from './messages.ts';
+
+export interface Violation {
+  path: string;
+  /** Message key in the catalog, with its parameters. */
+  key: string;
+  params?: Record<string, unknown>;
+}
+
+export const ERRORS = {
+  BAD_REQUEST: { status: 400, key: 'badRequest' },
+  INVALID_JSON: { status: 400, key: 'invalidJson' },
+  INVALID_PAYLOAD: { status: 400, key: 'invalidPayload' },
+  INVALID_PATH: { status: 400, key: 'invalidPath' },
+  INVALID_PARAMETER: { status: 400, key: 'invalidParameter' },
+  UNAUTHENTICATED: { status: 401, key: 'unauthenticated' },
+  FORBIDDEN: { status: 403, key: 'forbidden' },
+  NOT_FOUND: { status: 404, key: 'notFound' },
+  OBJECT_NOT_FOUND: { status: 404, key: 'objectNotFound' },
+  METHOD_NOT_ALLOWED: { status: 405, key: 'methodNotAllowed' },
+  CONFLICT: { status: 409, key: 'conflict' },
+  LABEL_CLASH: { status: 409, key: 'labelClash' },
+  DATABASE_EXISTS: { status: 409, key: 'databaseExists' },
+  PRECONDITION_FAILED: { status: 412, key: 'preconditionFailed' },
+  PAYLOAD_TOO_LARGE: { status: 413, key: 'payloadTooLarge' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, key: 'unsupportedMediaType' },
+  TOO_MANY_ATTEMPTS: { status: 429, key: 'tooManyAttempts' },
+  INTERNAL: { status: 500, key: 'internal' },
+  UNAVAILABLE: { status: 503, key: 'unavailable' },
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly params: Record<string, unknown>;
+  readonly violations: Violation[];
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, params: Record<string, unknown> = {}, violations: Violation[] = [], headers: Record<string, string> = {}) {
+    super(`${code} ${JSON.stringify(params)}`);
+    this.code = code;
+    this.status = ERRORS[code].status;
+    this.params = params;
+    this.violations = violations;
+    this.headers = headers;
+  }
+}
+
+export function createError(
+  code: ErrorCode, params: Record<string, unknown> = {}, violations: Violation[] = [], headers: Record<string, string> = {},
+): ServiceError {
+  return new ServiceError(code, params, violations, headers);
+}
+
+/** Connection-level failures mean the database is away, not that the request is bad. */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string; name?: string };
+  if (!e) return false;
+  if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;
+  return /Connection terminated|connection is closed|Client has encountered a connection error|Knex: Timeout acquiring a connection|Connection ended unexpectedly/i.test(e.message ?? '');
+}
+
+/** Koa middleware: renders every error as the specification's error payload. */
+export function errorMiddleware(options: { log: { error: (o: object, m: string) => void }; defaultLanguage: Language }) {
+  return async function renderErrors(ctx: Context, next: Next) {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw createError('NOT_FOUND');
+    } catch (err) {
+      const error = toServiceError(err);
+      if (error.status >= 500 && error.code !== 'UNAVAILABLE') options.log.error({ err }, 'request failed');
+      const language = languageOf(ctx, options.defaultLanguage);
+      ctx.status = error.status;
+      for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+      ctx.body = {
+        statusCode: error.status,
+        method: ctx.method,
+        message: translate(language, ERRORS[error.code].key, error.params),
+        ...(error.violations.length
+          ? { violations: error.violations.map((v) => ({ message: translate(language, v.key, v.params ?? {}), path: v.path })) }
+          : {}),
+        _links: { self: ctx.href },
+      };
+    }
+  };
+}
+
+function toServiceError(err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
+  const e = err as { status?: number; type?: string; expose?: boolean };
+  if (isDatabaseUnavailable(err)) return createError('UNAVAILABLE', {}, [], { 'Retry-After': '5' });
+  // Errors from koa-body and raw-body carry a status and a type.
+  if (e?.status === 413 || e?.type === 'entity.too.large') return createError('PAYLOAD_TOO_LARGE');
+  if (e?.status === 415) return createError('UNSUPPORTED_MEDIA_TYPE');
+  if (e?.status === 400 && /JSON|json|Unexpected token|parse/i.test(String((err as Error).message))) return createError('INVALID_JSON');
+  if (e?.status && e.status >= 400 && e.status < 500 && e.expose) return createError('BAD_REQUEST');
+  return createError('INTERNAL');
+}
+
+export function languageOf(ctx: Context, fallback: Language): Language {
+  const header = ctx.get('Accept-Language').toLowerCase();
+  for (const part of header.split(',')) {
+    const tag = part.split(';')[0].trim();
+    if (tag.startsWith('de')) return 'de';
+    if (tag.startsWith('en')) return 'en';
+  }
+  return fallback;
+}

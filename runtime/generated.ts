@@ -1,0 +1,26 @@
+/** Loads what the generator emitted: the route table, validators, views and OpenAPI document. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Metamodel } from './metamodel/model.ts';
+import type { Validators } from './rest/writer.ts';
+
+export interface Generated {
+  metamodel: Metamodel;
+  validators: Validators;
+  viewsSql: string;
+  openapiYaml: string;
+  openapiJson: string;
+}
+
+export async function loadGenerated(dir: string): Promise<Generated> {
+  const load = (name: string) => import(pathToFileURL(join(dir, name)).href);
+  const [routes, validators] = await Promise.all([load('routes.gen.ts'), load('validators.gen.ts')]);
+  return {
+    metamodel: routes.metamodel,
+    validators: validators.validators,
+    viewsSql: readFileSync(join(dir, 'views.gen.sql'), 'utf8'),
+    openapiYaml: readFileSync(join(dir, 'openapi.gen.yaml'), 'utf8'),
+    openapiJson: readFileSync(join(dir, 'openapi.gen.json'), 'utf8'),
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * `npm start`: runs the service until SIGTERM or SIGINT, then finishes the
+ * requests in flight and closes the storage. It never exits because the
+ * database went away; requests get 503 until it is back.
+ */
+import { ConfigError, loadConfig } from './config.ts';
+import { createService } from './app.ts';
+import { PLUGINS } from '../plugins/index.ts';
+
+async function main() {
+  const config = loadConfig(process.env);
+  const service = await createService(config, { plugins: PLUGINS });
+  const port = await service.listen();
+  service.log.info({ port, host: config.host, contextPath: config.contextPath || '/', storage: service.storage.kind }, 'service listening');
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    service.log.info({ signal }, 'shutting down');
+    await service.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('unhandledRejection', (err) => service.log.error({ err: String(err) }, 'unhandled rejection'));
+}
+
+main().catch((err) => {
+  const message = err instanceof ConfigError ? `configuration error: ${err.message}` : `start failed: ${err instanceof Error ? err.stack : String(err)}`;
+  console.error(message);
+  process.exit(1);
+});

@@ -1,0 +1,95 @@
+/** Message texts in every language the service speaks. `{name}` is a parameter. */
+export type Language = 'en' | 'de';
+
+const en: Record<string, string> = {
+  badRequest: 'The request is invalid.',
+  invalidJson: 'The request body is not valid JSON.',
+  invalidPayload: 'The {type} cannot be {action}.',
+  invalidPath: 'The path {path} is invalid.',
+  invalidParameter: 'The parameter {name} is invalid.',
+  unauthenticated: 'Authentication is required.',
+  forbidden: 'You are not allowed to do this.',
+  notFound: 'Nothing was found at this address.',
+  objectNotFound: 'The {type} {key} was not found.',
+  methodNotAllowed: 'The method is not allowed here.',
+  conflict: 'The request conflicts with the current state.',
+  labelClash: 'The {type} cannot be {action}: the label is already taken.',
+  databaseExists: 'The database {name} exists already.',
+  preconditionFailed: 'The object has changed since it was read (version {version}).',
+  payloadTooLarge: 'The request body is too large.',
+  unsupportedMediaType: 'The content type {contentType} is not supported; send application/json.',
+  tooManyAttempts: 'Too many failed sign-in attempts; try again later.',
+  internal: 'An unexpected error occurred.',
+  unavailable: 'The service is temporarily unavailable.',
+  // violations
+  mandatory: 'The property is mandatory.',
+  unknownProperty: 'The property is unknown.',
+  wrongType: 'The value must be of type {expected}.',
+  notAllowedValue: 'The value is not allowed; allowed: {allowed}.',
+  invalidFormat: 'The value must be a {format}.',
+  tooLong: 'The value is too long (at most {limit}).',
+  tooShort: 'The value is too short (at least {limit}).',
+  invalidValue: 'The value is invalid.',
+  labelTaken: 'The label is already taken.',
+  wrongTypeInList: 'An object of type {type} does not belong in the list {list}.',
+  unknownType: 'The type {type} is unknown.',
+  typeMissing: 'The property _type is mandatory.',
+  referenceNotFound: 'No {type} with this technical key exists.',
+  typeChange: 'The type of an existing object cannot be changed.',
+  readOnlyProperty: 'The property is read-only.',
+  // object kinds for messages
+  actionCreate: 'created',
+  actionUpdate: 'changed',
+};
+
+const de: Record<string, string> = {
+  badRequest: 'Die Anfrage ist ungültig.',
+  invalidJson: 'Der Inhalt der Anfrage ist kein gültiges JSON.',
+  invalidPayload: 'Das Objekt {type} kann nicht {action} werden.',
+  invalidPath: 'Der Pfad {path} ist ungültig.',
+  invalidParameter: 'Der Parameter {name} ist ungültig.',
+  unauthenticated: 'Eine Anmeldung ist erforderlich.',
+  forbidden: 'Sie haben keine Berechtigung dafür.',
+  notFound: 'Unter dieser Adresse wurde nichts gefunden.',
+  objectNotFound: 'Das Objekt {type} {key} wurde nicht gefunden.',
+  methodNotAllowed: 'Die Methode ist hier nicht erlaubt.',
+  conflict: 'Die Anfrage steht im Widerspruch zum aktuellen Zustand.',
+  labelClash: 'Das Objekt {type} kann nicht {action} werden: der Name ist bereits vergeben.',
+  databaseExists: 'Die Datenbank {name} existiert bereits.',
+  preconditionFailed: 'Das Objekt wurde seit dem Lesen geändert (Version {version}).',
+  payloadTooLarge: 'Der Inhalt der Anfrage ist zu groß.',
+  unsupportedMediaType: 'Der Inhaltstyp {contentType} wird nicht unterstützt; senden Sie application/json.',
+  tooManyAttempts: 'Zu viele fehlgeschlagene Anmeldeversuche; versuchen Sie es später erneut.',
+  internal: 'Ein unerwarteter Fehler ist aufgetreten.',
+  unavailable: 'Der Dienst ist vorübergehend nicht verfügbar.',
+  mandatory: 'Die Eigenschaft ist ein Pflichtfeld.',
+  unknownProperty: 'Die Eigenschaft ist unbekannt.',
+  wrongType: 'Der Wert muss vom Typ {expected} sein.',
+  notAllowedValue: 'Der Wert ist nicht erlaubt; erlaubt: {allowed}.',
+  invalidFormat: 'Der Wert muss eine gültige {format} sein.',
+  tooLong: 'Der Wert ist zu lang (höchstens {limit}).',
+  tooShort: 'Der Wert ist zu kurz (mindestens {limit}).',
+  invalidValue: 'Der Wert ist ungültig.',
+  labelTaken: 'Der Name ist bereits vergeben.',
+  wrongTypeInList: 'Ein Objekt vom Typ {type} gehört nicht in die Liste {list}.',
+  unknownType: 'Der Typ {type} ist unbekannt.',
+  typeMissing: 'Die Eigenschaft _type ist ein Pflichtfeld.',
+  referenceNotFound: 'Es gibt kein Objekt {type} mit diesem technischen Schlüssel.',
+  typeChange: 'Der Typ eines bestehenden Objekts kann nicht geändert werden.',
+  readOnlyProperty: 'Die Eigenschaft kann nicht geschrieben werden.',
+  actionCreate: 'angelegt',
+  actionUpdate: 'geändert',
+};
+
+export const MESSAGES: Record<Language, Record<string, string>> = { en, de };
+
+export function translate(language: Language, key: string, params: Record<string, unknown> = {}): string {
+  const text = MESSAGES[language][key] ?? MESSAGES.en[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (_, name) => {
+    const value = params[name];
+    if (value === undefined) return `{${name}}`;
+    // Parameters may themselves be message keys (e.g. the action).
+    if (typeof value === 'string' && MESSAGES[language][value] && /^action/.test(value)) return MESSAGES[language][value];
+    return String(value);
+  });
+}

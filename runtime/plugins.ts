@@ -1,0 +1,87 @@
+/**
+ * The plugin loader. A plugin is a folder under plugins/ exporting a
+ * manifest; the loader validates each plugin's settings with ajv and refuses
+ * duplicates and missing dependencies before anything listens.
+ */
+import type Router from '@koa/router';
+import type { Knex } from 'knex';
+import { Ajv } from 'ajv';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { ConfigError } from './config.ts';
+import type { AuthDriver, Directory } from './auth/types.ts';
+import type { StoredObject } from './storage/objects.ts';
+import type { Violation } from './errors.ts';
+
+/** Keeps a write-only property (e.g. a password) outside the objects table, in the write's transaction. */
+export type SecretHandler = (write: { trx: Knex.Transaction; db: string; object: StoredObject; value: unknown }) => Promise<Violation[] | void>;
+
+export interface PluginHost {
+  config: Config;
+  knex: Knex;
+  log: Logger;
+  directory: Directory;
+  /** Routes outside /rest, mounted below the context path. */
+  router: Router;
+  addAuthDriver(driver: AuthDriver, order: number): void;
+  /** Key: `<Type>.<property>`. */
+  addSecretHandler(key: string, handler: SecretHandler): void;
+  /** Runs after the storage is ready, before the service listens. */
+  onStart(task: () => Promise<void>): void;
+  onClose(task: () => Promise<void>): void;
+}
+
+export interface PluginManifest {
+  name: string;
+  dependencies?: string[];
+  /** JSON schema of the SERVICE_* settings the plugin reads, checked before it registers. */
+  configSchema?: object;
+  /** Whether configuration switches the plugin on. */
+  enabled?(env: Record<string, string | undefined>): boolean;
+  register(host: PluginHost): Promise<void> | void;
+}
+
+export class PluginError extends Error {
+  constructor(readonly code: 'PLUGIN_DUPLICATE' | 'PLUGIN_MISSING_DEPENDENCY' | 'PLUGIN_INVALID', message: string) {
+    super(`${code}: ${message}`);
+  }
+}
+
+/** Orders plugins so that each comes after its dependencies. */
+export function orderPlugins(manifests: PluginManifest[]): PluginManifest[] {
+  const byName = new Map<string, PluginManifest>();
+  for (const m of manifests) {
+    if (!m || typeof m.name !== 'string' || typeof m.register !== 'function') {
+      throw new PluginError('PLUGIN_INVALID', `a plugin lacks a name or a register function`);
+    }
+    if (byName.has(m.name)) throw new PluginError('PLUGIN_DUPLICATE', `plugin ${m.name} is registered twice`);
+    byName.set(m.name, m);
+  }
+  const ordered: PluginManifest[] = [];
+  const visiting = new Set<string>();
+  const visit = (m: PluginManifest) => {
+    if (ordered.includes(m)) return;
+    if (visiting.has(m.name)) throw new PluginError('PLUGIN_INVALID', `plugin ${m.name} depends on itself`);
+    visiting.add(m.name);
+    for (const dep of m.dependencies ?? []) {
+      const d = byName.get(dep);
+      if (!d) throw new PluginError('PLUGIN_MISSING_DEPENDENCY', `plugin ${m.name} needs ${dep}`);
+      visit(d);
+    }
+    ordered.push(m);
+  };
+  for (const m of [...byName.values()].sort((a, b) => a.name.localeCompare(b.name))) visit(m);
+  return ordered;
+}
+
+export function checkPluginConfig(manifest: PluginManifest, env: Record<string, string | undefined>) {
+  if (!manifest.configSchema) return;
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  const validate = ajv.compile(manifest.configSchema);
+  const settings = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('SERVICE_') && v !== undefined && v !== ''));
+  if (!validate(settings)) {
+    const e = validate.errors![0];
+    const setting = e.instancePath.replace(/^\//, '') || String(e.params.missingProperty ?? manifest.name);
+    throw new ConfigError(setting, `${e.message} (plugin ${manifest.name})`);
+  }
+}

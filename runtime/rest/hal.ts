@@ -1,0 +1,48 @@
+/** Renders objects and lists in the HAL form of the specification. */
+import type { Metamodel } from '../metamodel/model.ts';
+
+export interface Links {
+  /** `<origin><context path>`: every href starts here. */
+  base: string;
+  db: string;
+}
+
+function pluralOf(model: Metamodel, typeName: string): string {
+  for (let t: string | undefined = typeName; t; t = model.types[t]?.supertype) {
+    if (model.types[t]?.plural) return model.types[t].plural;
+  }
+  return 'assets';
+}
+
+export function objectHref(model: Metamodel, links: Links, typeName: string, id: string): string {
+  return `${links.base}/rest/${links.db}/${pluralOf(model, typeName)}/${id}`;
+}
+
+/** Adds `_links` (and the user interface's `href`) to a plain object as kept in history. */
+export function halObject(model: Metamodel, links: Links, plain: Record<string, unknown>): Record<string, unknown> {
+  const typeName = plain._type as string;
+  const type = model.types[typeName];
+  const self = objectHref(model, links, typeName, plain.id as string);
+  const rel: Record<string, { href: string }> = { self: { href: self } };
+  const out: Record<string, unknown> = { ...plain, db: links.db, href: `${links.base}/web/${links.db}/${pluralOf(model, typeName)}/${plain.id}` };
+  if (plain.parentId) rel.parent = { href: `${links.base}/rest/${links.db}/assets/${plain.parentId}` };
+  if (type) {
+    for (const p of type.properties) {
+      if (p.dataType === 'REFERENCE' && typeof plain[p.name] === 'string') {
+        rel[p.name] = { href: objectHref(model, links, p.range!, plain[p.name] as string) };
+      }
+      if (p.writeOnly) delete out[p.name];
+    }
+    for (const l of type.lists) rel[l.name] = { href: `${self}/${l.name}` };
+  }
+  out._links = rel;
+  return out;
+}
+
+export function halList(listName: string, selfHref: string, total: number, items: Record<string, unknown>[], next?: string) {
+  return {
+    total,
+    _links: { self: { href: selfHref }, ...(next ? { next: { href: next } } : {}) },
+    _embedded: { [listName]: items },
+  };
+}

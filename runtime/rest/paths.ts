@@ -1,0 +1,113 @@
+/**
+ * Resolves a REST path below `/rest/<db>/` to what it names: an object, a
+ * list, or a place where PUT/PATCH may create an object. Segments alternate
+ * list names and keys (a UUID or a label); the first is a type plural.
+ */
+import type { ListDef, Metamodel, TypeDef } from '../metamodel/model.ts';
+import { createError } from '../errors.ts';
+import type { ObjectStore, StoredObject } from '../storage/objects.ts';
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Where a list lives: under an owner object, at the root, or all objects of a type. */
+export type ListPlace =
+  | { kind: 'children'; owner: StoredObject; list: ListDef }
+  | { kind: 'root'; list: ListDef }
+  | { kind: 'all'; type: TypeDef };
+
+export type Target =
+  | { kind: 'object'; object: StoredObject; place: ListPlace }
+  | { kind: 'missing'; place: ListPlace; key: string; isId: boolean }
+  | { kind: 'list'; place: ListPlace };
+
+/** Splits the raw path into decoded segments; rejects what cannot name anything. */
+export function splitPath(rawPath: string): string[] {
+  const parts = rawPath.split('/');
+  const segments: string[] = [];
+  for (const part of parts) {
+    if (part === '') throw createError('INVALID_PATH', { path: rawPath });
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(part);
+    } catch {
+      throw createError('INVALID_PATH', { path: rawPath });
+    }
+    if (decoded === '.' || decoded === '..' || /[\u0000-\u001f]/.test(decoded) || decoded.trim() === '') {
+      throw createError('INVALID_PATH', { path: rawPath });
+    }
+    segments.push(decoded);
+  }
+  return segments;
+}
+
+/** The list definition of a top-level plural: root objects, or all objects of the type. */
+function topLevelPlace(model: Metamodel, plural: string): ListPlace | null {
+  const typeName = model.plurals[plural];
+  if (!typeName) return null;
+  const type = model.types[typeName];
+  if (model.rootLists[plural]) {
+    return { kind: 'root', list: { name: plural, itemType: typeName, itemTypes: type.concreteTypes, declaredBy: typeName } };
+  }
+  return { kind: 'all', type };
+}
+
+export function placeTypes(model: Metamodel, place: ListPlace): string[] {
+  return place.kind === 'all' ? place.type.concreteTypes : place.list.itemTypes;
+}
+
+export function placeName(place: ListPlace): string {
+  return place.kind === 'all' ? place.type.plural : place.list.name;
+}
+
+/** Whose objects a request sees: its login tenant's; system administrators see every tenant object. */
+export interface Scope {
+  tenant: string;
+  allTenants: boolean;
+}
+
+/** Tenant objects belong to themselves, so reading them across tenants needs no tenant filter. */
+export function scopeTenant(scope: Scope, types: string[]): string | null {
+  return scope.allTenants && types.length === 1 && types[0] === 'Tenant' ? null : scope.tenant;
+}
+
+async function lookup(store: ObjectStore, model: Metamodel, scope: Scope, place: ListPlace, key: string): Promise<StoredObject | null> {
+  const types = placeTypes(model, place);
+  const tenant = scopeTenant(scope, types);
+  if (UUID.test(key)) {
+    const found = await store.byId(tenant, key.toLowerCase());
+    if (!found || !types.includes(found.type)) return null;
+    if (place.kind === 'children') {
+      if (place.list.inverseOf) return found.props[place.list.inverseOf] === place.owner.id ? found : null;
+      if (found.parentId !== place.owner.id || found.list !== place.list.name) return null;
+    }
+    return found;
+  }
+  if (place.kind === 'root') return store.child(tenant, null, place.list.name, key);
+  if (place.kind === 'children' && !place.list.inverseOf) return store.child(tenant, place.owner.id, place.list.name, key);
+  // Lists of all objects (and inverse lists) are found by label only where the label is unique.
+  const matches = place.kind === 'all'
+    ? await store.byTypeAndLabel(scope.tenant, types, key)
+    : (await store.referencing(scope.tenant, types, place.list.inverseOf!, place.owner.id)).filter((o) => o.label === key);
+  return matches.length === 1 ? matches[0] : null;
+}
+
+export async function resolvePath(store: ObjectStore, model: Metamodel, scope: Scope, segments: string[]): Promise<Target> {
+  const notFound = (typeName: string, key: string) => createError('OBJECT_NOT_FOUND', { type: typeName, key });
+  let place = topLevelPlace(model, segments[0]);
+  if (!place) throw createError('NOT_FOUND');
+  for (let i = 1; ; i += 2) {
+    if (i >= segments.length) return { kind: 'list', place };
+    const key = segments[i];
+    const object = await lookup(store, model, scope, place, key);
+    const itemTypeName = place.kind === 'all' ? place.type.name : place.list.itemType;
+    if (!object) {
+      if (i === segments.length - 1) return { kind: 'missing', place, key, isId: UUID.test(key) };
+      throw notFound(itemTypeName, key);
+    }
+    if (i + 1 >= segments.length) return { kind: 'object', object, place };
+    const type = model.types[object.type];
+    const list = type.lists.find((l) => l.name === segments[i + 1]);
+    if (!list) throw createError('NOT_FOUND');
+    place = { kind: 'children', owner: object, list };
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * Named databases: each a schema with its own tables, views and tenants.
+ * Creating `meta` fills it with the standard metamodel.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { createError } from '../errors.ts';
+import type { DatabaseInfo } from '../auth/types.ts';
+import { migrateDatabase, schemaOf } from './migrations.ts';
+import { ObjectStore, plainObject, type StoredObject } from './objects.ts';
+
+export const DATABASE_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+
+export interface DatabaseHooks {
+  /** Runs inside the creating transaction, after the tables and the default tenant exist. */
+  afterCreate(trx: Knex.Transaction, db: string, defaultTenant: string, actor: string): Promise<void>;
+  /** Brings the views of a database up to the generated definition. */
+  applyViews(knex: Knex | Knex.Transaction, db: string): Promise<void>;
+}
+
+export class Databases {
+  private readonly cache = new Map<string, { info: DatabaseInfo | null; until: number }>();
+
+  constructor(private readonly knex: Knex, private readonly hooks: DatabaseHooks, private readonly cacheMs = 2000) {}
+
+  /** The database, or null; remembered briefly because every request asks. */
+  async get(name: string): Promise<DatabaseInfo | null> {
+    if (!DATABASE_NAME.test(name)) return null;
+    const hit = this.cache.get(name);
+    if (hit && hit.until > Date.now()) return hit.info;
+    const r = await this.knex.raw(`select name, default_tenant from service.databases where name = ?`, [name]);
+    const info = r.rows[0] ? { name, defaultTenant: r.rows[0].default_tenant as string } : null;
+    this.cache.set(name, { info, until: Date.now() + this.cacheMs });
+    return info;
+  }
+
+  async list(): Promise<{ name: string; createdAt: number; createdBy: string | null }[]> {
+    const r = await this.knex.raw(`select name, (extract(epoch from created_at) * 1000)::bigint as created_at, created_by from service.databases order by name`);
+    return r.rows.map((x: Record<string, unknown>) => ({ name: x.name as string, createdAt: Number(x.created_at), createdBy: x.created_by as string | null }));
+  }
+
+  async create(name: string, actor: string): Promise<DatabaseInfo> {
+    if (!DATABASE_NAME.test(name)) {
+      throw createError('INVALID_PAYLOAD', { type: 'database', action: 'actionCreate' }, [{ path: 'name', key: 'invalidFormat', params: { format: '^[a-z][a-z0-9_]{0,62}$' } }]);
+    }
+    const defaultTenant = randomUUID();
+    await this.knex.transaction(async (trx) => {
+      const inserted = await trx.raw(
+        `insert into service.databases (name, created_by, default_tenant) values (?, ?, ?) on conflict (name) do nothing returning name`,
+        [name, actor, defaultTenant],
+      );
+      if (!inserted.rows.length) throw createError('DATABASE_EXISTS', { name });
+      await trx.raw(`drop schema if exists "${schemaOf(name)}" cascade`);
+      await migrateDatabase(trx, name);
+      await createTenant(new ObjectStore(trx, name), name, defaultTenant, 'Default', actor);
+      await this.hooks.applyViews(trx, name);
+      await this.hooks.afterCreate(trx, name, defaultTenant, actor);
+    });
+    this.cache.delete(name);
+    return { name, defaultTenant };
+  }
+
+  async drop(name: string): Promise<void> {
+    await this.knex.transaction(async (trx) => {
+      const r = await trx.raw(`delete from service.databases where name = ? returning name`, [name]);
+      if (!r.rows.length) throw createError('OBJECT_NOT_FOUND', { type: 'database', key: name });
+      await trx.raw(`drop schema if exists "${schemaOf(name)}" cascade`);
+    });
+    this.cache.delete(name);
+  }
+
+  /** Brings every database's tables and views up to date at start. */
+  async upgradeAll(): Promise<void> {
+    for (const { name } of await this.list()) {
+      await migrateDatabase(this.knex, name);
+      await this.hooks.applyViews(this.knex, name);
+    }
+  }
+}
+
+export async function createTenant(store: ObjectStore, db: string, id: string, label: string, actor: string): Promise<StoredObject> {
+  const now = await store.now();
+  const tenant: StoredObject = {
+    id, type: 'Tenant', tenant: id, parentId: null, list: 'tenants', label, title: null, description: null,
+    status: 'WORKING', modelId: id, version: 1, createdBy: actor, dateCreated: now, modifiedBy: actor,
+    dateModified: now, props: {}, custom: {},
+  };
+  await store.write([tenant], (o) => plainObject(o, db), actor);
+  return tenant;
+}

@@ -1,0 +1,276 @@
+/**
+ * The object store: current rows in `objects`, every version in `history`.
+ * Writes are batched (one statement per kind of change, whatever the count),
+ * so that a list PUT of thousands of objects stays a handful of round trips.
+ * Every function takes the caller's transaction: the caller decides what is
+ * one unit of work.
+ */
+import type { Knex } from 'knex';
+import { schemaOf } from './migrations.ts';
+
+export interface StoredObject {
+  id: string;
+  type: string;
+  tenant: string;
+  parentId: string | null;
+  list: string;
+  label: string;
+  title: string | null;
+  description: string | null;
+  status: string | null;
+  modelId: string | null;
+  version: number;
+  createdBy: string | null;
+  dateCreated: number;
+  modifiedBy: string | null;
+  dateModified: number;
+  props: Record<string, unknown>;
+  custom: Record<string, unknown>;
+}
+
+export interface Page {
+  limit?: number;
+  /** Keyset: the (label, id) of the last object of the previous page. */
+  after?: { label: string; id: string };
+}
+
+const COLUMNS = `id, tenant, type, parent_id, list, label, title, description, status, model_id, version,
+  created_by, (extract(epoch from date_created) * 1000)::bigint as date_created, modified_by,
+  (extract(epoch from date_modified) * 1000)::bigint as date_modified, props, custom`;
+
+interface Row {
+  id: string; tenant: string; type: string; parent_id: string | null; list: string; label: string;
+  title: string | null; description: string | null; status: string | null; model_id: string | null;
+  version: number; created_by: string | null; date_created: number | string; modified_by: string | null;
+  date_modified: number | string; props: Record<string, unknown>; custom: Record<string, unknown>;
+}
+
+function fromRow(r: Row): StoredObject {
+  return {
+    id: r.id, type: r.type, tenant: r.tenant, parentId: r.parent_id, list: r.list, label: r.label,
+    title: r.title, description: r.description, status: r.status, modelId: r.model_id, version: r.version,
+    createdBy: r.created_by, dateCreated: Number(r.date_created), modifiedBy: r.modified_by,
+    dateModified: Number(r.date_modified), props: r.props ?? {}, custom: r.custom ?? {},
+  };
+}
+
+/** The object as kept in history and rendered without links: the REST read form. */
+export function plainObject(o: StoredObject, db: string): Record<string, unknown> {
+  return {
+    _type: o.type,
+    id: o.id,
+    _version: o.version,
+    tenant: o.tenant,
+    createdBy: o.createdBy,
+    dateCreated: o.dateCreated,
+    modifiedBy: o.modifiedBy,
+    dateModified: o.dateModified,
+    db,
+    label: o.label,
+    ...(o.title !== null ? { title: o.title } : {}),
+    ...(o.description !== null ? { description: o.description } : {}),
+    ...(o.status !== null ? { status: o.status } : {}),
+    modelId: o.modelId,
+    parentId: o.parentId,
+    ...o.props,
+    ...(Object.keys(o.custom).length ? { customProperties: o.custom } : {}),
+  };
+}
+
+/** A store bound to one database (schema) and one transaction or connection. */
+export class ObjectStore {
+  private readonly s: string;
+  private nowMs?: number;
+
+  constructor(private readonly q: Knex | Knex.Transaction, readonly db: string) {
+    this.s = `"${schemaOf(db)}"`;
+  }
+
+  /** The transaction's time, so that every row of one change carries the same instant. */
+  async now(): Promise<number> {
+    if (this.nowMs === undefined) {
+      const r = await this.q.raw(`select (extract(epoch from now()) * 1000)::bigint as now`);
+      this.nowMs = Number(r.rows[0].now);
+    }
+    return this.nowMs;
+  }
+
+  /** tenant null: any tenant (system administrators reading tenants). */
+  async byId(tenant: string | null, id: string): Promise<StoredObject | null> {
+    const r = tenant === null
+      ? await this.q.raw(`select ${COLUMNS} from ${this.s}.objects where id = ?`, [id])
+      : await this.q.raw(`select ${COLUMNS} from ${this.s}.objects where id = ? and tenant = ?`, [id, tenant]);
+    return r.rows[0] ? fromRow(r.rows[0]) : null;
+  }
+
+  async byIds(tenant: string, ids: string[]): Promise<StoredObject[]> {
+    if (!ids.length) return [];
+    const r = await this.q.raw(`select ${COLUMNS} from ${this.s}.objects where id = any(?::uuid[]) and tenant = ?`, [ids, tenant]);
+    return r.rows.map(fromRow);
+  }
+
+  async child(tenant: string | null, parentId: string | null, list: string, label: string): Promise<StoredObject | null> {
+    const r = await this.q.raw(
+      `select ${COLUMNS} from ${this.s}.objects where (?::uuid is null or tenant = ?::uuid) and parent_id is not distinct from ?::uuid and list = ? and label = ?`,
+      [tenant, tenant, parentId, list, label],
+    );
+    return r.rows[0] ? fromRow(r.rows[0]) : null;
+  }
+
+  /** Objects of some types in a tenant, found by label (top-level lists of all objects). */
+  async byTypeAndLabel(tenant: string, types: string[], label: string): Promise<StoredObject[]> {
+    const r = await this.q.raw(
+      `select ${COLUMNS} from ${this.s}.objects where tenant = ? and type = any(?) and label = ? order by id limit 2`,
+      [tenant, types, label],
+    );
+    return r.rows.map(fromRow);
+  }
+
+  async children(tenant: string | null, parentId: string | null, list: string, page: Page = {}): Promise<StoredObject[]> {
+    if (tenant === null) return this.select(`parent_id is not distinct from ?::uuid and list = ?`, [parentId, list], page);
+    return this.select(`tenant = ? and parent_id is not distinct from ?::uuid and list = ?`, [tenant, parentId, list], page);
+  }
+
+  async ofTypes(tenant: string, types: string[], page: Page = {}): Promise<StoredObject[]> {
+    return this.select(`tenant = ? and type = any(?)`, [tenant, types], page);
+  }
+
+  /** Objects whose reference property names the target (inverse lists). */
+  async referencing(tenant: string, types: string[], property: string, target: string, page: Page = {}): Promise<StoredObject[]> {
+    return this.select(`tenant = ? and type = any(?) and props->>? = ?`, [tenant, types, property, target], page);
+  }
+
+  async count(tenant: string | null, where: { parentId: string | null; list: string } | { types: string[] } | { types: string[]; property: string; target: string }): Promise<number> {
+    const [sql, params]: [string, Knex.RawBinding[]] = 'list' in where
+      ? [`parent_id is not distinct from ?::uuid and list = ?`, [where.parentId, where.list]]
+      : 'property' in where
+        ? [`type = any(?) and props->>? = ?`, [where.types, where.property, where.target]]
+        : [`type = any(?)`, [where.types]];
+    const r = await this.q.raw(
+      `select count(*)::int as n from ${this.s}.objects where (?::uuid is null or tenant = ?::uuid) and ${sql}`,
+      [tenant, tenant, ...params],
+    );
+    return r.rows[0].n;
+  }
+
+  private async select(where: string, params: Knex.RawBinding[], page: Page): Promise<StoredObject[]> {
+    let sql = `select ${COLUMNS} from ${this.s}.objects where ${where}`;
+    const all: Knex.RawBinding[] = [...params];
+    if (page.after) {
+      sql += ` and (label, id) > (?, ?::uuid)`;
+      all.push(page.after.label, page.after.id);
+    }
+    sql += ` order by label, id`;
+    if (page.limit) {
+      sql += ` limit ?`;
+      all.push(page.limit);
+    }
+    const r = await this.q.raw(sql, all);
+    return r.rows.map(fromRow);
+  }
+
+  /** All descendants of the objects, deepest first, for cascading deletes. */
+  async descendants(tenant: string, ids: string[]): Promise<StoredObject[]> {
+    if (!ids.length) return [];
+    const r = await this.q.raw(
+      `with recursive tree(id, depth) as (
+         select id, 0 from ${this.s}.objects where parent_id = any(?::uuid[]) and tenant = ?
+         union all
+         select o.id, t.depth + 1 from ${this.s}.objects o join tree t on o.parent_id = t.id
+       )
+       select ${COLUMNS} from ${this.s}.objects
+       join (select id as tree_id, max(depth) as depth from tree group by id) t on t.tree_id = objects.id
+       order by t.depth desc`,
+      [ids, tenant],
+    );
+    return r.rows.map(fromRow);
+  }
+
+  /**
+   * Writes new and changed objects (version already set by the caller) and
+   * appends their history rows; `rendered` is the history row content.
+   */
+  async write(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>, actor: string): Promise<void> {
+    if (!objects.length) return;
+    const json = JSON.stringify(objects.map((o) => ({
+      id: o.id, tenant: o.tenant, type: o.type, parent_id: o.parentId, list: o.list, label: o.label,
+      title: o.title, description: o.description, status: o.status, model_id: o.modelId, version: o.version,
+      created_by: o.createdBy, date_created: o.dateCreated, modified_by: o.modifiedBy, date_modified: o.dateModified,
+      props: o.props, custom: o.custom, row: rendered(o), operation: o.version === 1 ? 'create' : 'update',
+    })));
+    const updated = objects.filter((o) => o.version > 1).map((o) => o.id);
+    if (updated.length) {
+      await this.q.raw(`update ${this.s}.history set valid_to = now() where id = any(?::uuid[]) and valid_to is null`, [updated]);
+    }
+    await this.q.raw(
+      `insert into ${this.s}.objects (id, tenant, type, parent_id, list, label, title, description, status, model_id, version,
+         created_by, date_created, modified_by, date_modified, props, custom)
+       select id, tenant, type, parent_id, list, label, title, description, status, model_id, version,
+         created_by, to_timestamp(date_created / 1000.0), modified_by, to_timestamp(date_modified / 1000.0), props, custom
+       from jsonb_to_recordset(?::jsonb) as v(id uuid, tenant uuid, type text, parent_id uuid, list text, label text,
+         title text, description text, status text, model_id uuid, version int, created_by text, date_created bigint,
+         modified_by text, date_modified bigint, props jsonb, custom jsonb)
+       on conflict (id) do update set parent_id = excluded.parent_id, list = excluded.list, label = excluded.label,
+         title = excluded.title, description = excluded.description, status = excluded.status, model_id = excluded.model_id,
+         version = excluded.version, modified_by = excluded.modified_by, date_modified = excluded.date_modified,
+         props = excluded.props, custom = excluded.custom`,
+      [json],
+    );
+    await this.q.raw(
+      `insert into ${this.s}.history (id, version, tenant, type, parent_id, list, operation, valid_from, changed_by, row)
+       select id, version, tenant, type, parent_id, list, operation, now(), ?, row
+       from jsonb_to_recordset(?::jsonb) as v(id uuid, version int, tenant uuid, type text, parent_id uuid, list text,
+         operation text, row jsonb)`,
+      [actor, json],
+    );
+  }
+
+  /** Removes objects (descendants must be passed too) and closes their history. */
+  async remove(objects: StoredObject[], actor: string): Promise<void> {
+    if (!objects.length) return;
+    const ids = objects.map((o) => o.id);
+    await this.q.raw(`update ${this.s}.history set valid_to = now() where id = any(?::uuid[]) and valid_to is null`, [ids]);
+    await this.q.raw(
+      `insert into ${this.s}.history (id, version, tenant, type, parent_id, list, operation, valid_from, valid_to, changed_by, row)
+       select o.id, o.version + 1, o.tenant, o.type, o.parent_id, o.list, 'delete', now(), now(), ?, h.row
+       from ${this.s}.objects o join ${this.s}.history h on h.id = o.id and h.version = o.version
+       where o.id = any(?::uuid[])`,
+      [actor, ids],
+    );
+    await this.q.raw(`delete from ${this.s}.objects where id = any(?::uuid[])`, [ids]);
+  }
+
+  /** The object as it was at a time (epoch ms), from history. */
+  async byIdAt(tenant: string, id: string, at: number): Promise<Record<string, unknown> | null> {
+    const r = await this.q.raw(
+      `select row from ${this.s}.history where id = ? and tenant = ? and operation <> 'delete'
+         and valid_from <= to_timestamp(? / 1000.0) and (valid_to is null or valid_to > to_timestamp(? / 1000.0))
+       order by version desc limit 1`,
+      [id, tenant, at, at],
+    );
+    return r.rows[0]?.row ?? null;
+  }
+
+  async childAt(tenant: string, parentId: string | null, list: string, label: string, at: number): Promise<Record<string, unknown> | null> {
+    const rows = await this.listAt(tenant, `parent_id is not distinct from ?::uuid and list = ? and row->>'label' = ?`, [parentId, list, label], at);
+    return rows[0] ?? null;
+  }
+
+  async childrenAt(tenant: string, parentId: string | null, list: string, at: number): Promise<Record<string, unknown>[]> {
+    return this.listAt(tenant, `parent_id is not distinct from ?::uuid and list = ?`, [parentId, list], at);
+  }
+
+  async ofTypesAt(tenant: string, types: string[], at: number): Promise<Record<string, unknown>[]> {
+    return this.listAt(tenant, `type = any(?)`, [types], at);
+  }
+
+  private async listAt(tenant: string, where: string, params: Knex.RawBinding[], at: number): Promise<Record<string, unknown>[]> {
+    const r = await this.q.raw(
+      `select row from ${this.s}.history where tenant = ? and ${where} and operation <> 'delete'
+         and valid_from <= to_timestamp(? / 1000.0) and (valid_to is null or valid_to > to_timestamp(? / 1000.0))
+       order by row->>'label', id`,
+      [tenant, ...params, at, at],
+    );
+    return r.rows.map((x: { row: Record<string, unknown> }) => x.row);
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * Installs the generated SQL views of the query interface into a database
+ * schema. The views name their tables unqualified and bind them when created,
+ * so they are created with `search_path` set to that schema.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Knex } from 'knex';
+import { schemaOf } from './migrations.ts';
+
+export const VIEWS_FILE = 'views.gen.sql';
+
+const DATABASE_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+
+export function readViewsSql(generatedDir: string): string {
+  return readFileSync(join(generatedDir, VIEWS_FILE), 'utf8');
+}
+
+/** Drops and recreates the views of database `db` in one transaction. */
+export async function applyViews(knex: Knex, db: string, sql: string): Promise<void> {
+  // The name ends up quoted in SQL; the pattern keeps it from closing the quotes.
+  if (!DATABASE_NAME.test(db)) throw new Error(`invalid database name: ${db}`);
+  const schema = schemaOf(db);
+  await knex.transaction(async (trx) => {
+    // Instances starting at once would otherwise drop each other's views mid-way.
+    await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`views:${schema}`]);
+    await trx.raw(`set local search_path to "${schema}"`);
+    // knex turns every `?` into a binding placeholder; `\?` keeps it a question mark.
+    await trx.raw(sql.replaceAll('?', '\\?'));
+  });
+}

@@ -1,0 +1,63 @@
+/**
+ * Validation of an object's writable state: the interface the generated
+ * validators (generated/validators.gen.ts) implement, and the translation of
+ * their ajv errors into the `violations` of the error payload.
+ */
+import type { ErrorObject } from 'ajv';
+
+/** One violated constraint; `path` names the offending property, e.g. `customProperties.size`. */
+export interface Violation {
+  path: string;
+  keyword: string;
+  params: Record<string, unknown>;
+}
+
+/** A precompiled validator of the writable state of one concrete type. */
+export interface WritableStateValidator {
+  (state: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
+
+/** JSON Pointer (`/tags/0`) to the dotted path of the error payload (`tags.0`). */
+function dottedPath(instancePath: string): string {
+  return instancePath.split('/').slice(1)
+    .map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+}
+
+const childPath = (parent: string, name: unknown) => (parent ? `${parent}.${String(name)}` : String(name));
+
+/** Errors about a missing or unknown property are reported on that property, not on its object. */
+function violationOf(error: ErrorObject): Violation {
+  const at = dottedPath(error.instancePath);
+  const { keyword, params } = error;
+  if (keyword === 'required') return { path: childPath(at, params.missingProperty), keyword, params };
+  if (keyword === 'additionalProperties') {
+    return { path: childPath(at, params.additionalProperty), keyword: 'unknownProperty', params };
+  }
+  return { path: at, keyword, params };
+}
+
+/** An `anyOf` error only restates the errors of its branches at or below its path. */
+function restatesAnother(v: Violation, all: Violation[]): boolean {
+  return v.keyword === 'anyOf' && all.some((o) => o !== v && (o.path === v.path || o.path.startsWith(`${v.path}.`)));
+}
+
+/**
+ * One violation per offending property, sorted by path. An optional property
+ * is `anyOf: [value, null]`, so one bad value also fails the null branch and
+ * the `anyOf`; those restatements are dropped.
+ */
+export function violationsOf(errors: ErrorObject[] | null | undefined): Violation[] {
+  const byPath = new Map<string, Violation>();
+  for (const error of errors ?? []) {
+    if (error.keyword === 'type' && error.params.type === 'null') continue;
+    const v = violationOf(error);
+    const known = byPath.get(v.path);
+    if (!known || known.keyword === 'anyOf') byPath.set(v.path, v);
+  }
+  const all = [...byPath.values()];
+  return all
+    .filter((v) => !restatesAnother(v, all))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
