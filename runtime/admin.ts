@@ -14,7 +14,7 @@ export function adminRoutes({ databases, authenticator }: { databases: Databases
     const principal = await authenticator.authenticate(ctx, null);
     ctx.state.principal = principal;
     if (!principal.systemAdmin) throw createError('FORBIDDEN');
-    const name = match[1] === undefined ? undefined : decodeURIComponent(match[1]);
+    const name = match[1] === undefined ? undefined : databaseName(match[1]);
     if (name === undefined && ctx.method === 'GET') {
       const list = await databases.list();
       ctx.body = list.map((d) => ({ name: d.name, dateCreated: d.createdAt, createdBy: d.createdBy }));
@@ -44,4 +44,13 @@ export function adminRoutes({ databases, authenticator }: { databases: Databases
     }
     throw createError('METHOD_NOT_ALLOWED');
   };
+}
+
+/** The database named in the path; a segment that does not decode names no database. */
+function databaseName(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw createError('OBJECT_NOT_FOUND', { type: 'database', key: segment });
+  }
 }

@@ -3,6 +3,7 @@
  * authentication against passwords kept by the service, argon2id-hashed and
  * peppered. System administrators' passwords are kept service-wide.
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createError } from '../../runtime/errors.ts';
 import type { AuthDriver, AuthRequest, AuthResult, Directory, Principal } from '../../runtime/auth/types.ts';
@@ -13,7 +14,6 @@ import { parsePepperStore } from './pepper.ts';
 import { PasswordHasher, type StoredPassword } from './passwords.ts';
 import { LoginThrottle } from './throttle.ts';
 
-const ADMIN_SCOPE = '\u0000service';
 const MIN_PASSWORD_LENGTH = 8;
 
 export class PasswordStore {
@@ -50,25 +50,37 @@ export interface BasicDriverOptions {
   hasher: PasswordHasher;
   passwords: PasswordStore;
   directory: Directory;
-  cache: CredentialCache<Principal>;
+  /** Remembers which password matched which stored hash: a new hash (a changed password) is a miss. */
+  cache: CredentialCache<true>;
   throttle: LoginThrottle;
   log: { warn: (o: object, m: string) => void };
 }
 
 /** Parses `Basic base64(loginId:password)`; null when the header is of another scheme. */
 export function parseBasic(header: string): { loginId: string; password: string } | null | 'malformed' {
-  const match = /^Basic +([A-Za-z0-9+/=]+)\s*$/i.exec(header);
   if (!/^Basic /i.test(header)) return null;
+  const match = /^Basic +([A-Za-z0-9+/=]+)\s*$/i.exec(header);
   if (!match) return 'malformed';
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon <= 0) return 'malformed';
-  return { loginId: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+  const loginId = decoded.slice(0, colon);
+  // No login ID holds control characters, and the database refuses NUL in text.
+  if (/[\u0000-\u001f\u007f]/.test(loginId)) return 'malformed';
+  return { loginId, password: decoded.slice(colon + 1) };
+}
+
+/** Whose password a login ID is checked against, and what it may do once checked. */
+interface Account {
+  stored: StoredPassword;
+  save(stored: StoredPassword): Promise<void>;
+  /** Asked only after the password matched. */
+  principal(): Promise<Principal>;
 }
 
 export class BasicDriver implements AuthDriver {
   readonly name = 'basic';
-  // A hash to verify against when there is no user, so that timing does not tell whether a login ID exists.
+  // A hash to verify against when there is no account, so that timing does not tell whether a login ID exists.
   private dummy?: Promise<StoredPassword>;
 
   constructor(private readonly o: BasicDriverOptions) {}
@@ -77,59 +89,98 @@ export class BasicDriver implements AuthDriver {
     return 'Basic realm="metadata", charset="UTF-8"';
   }
 
+  /** Makes the stand-in hash before the first request, so that request is not slower than the rest. */
+  async prepare(): Promise<void> {
+    await this.dummyHash();
+  }
+
   async authenticate({ ctx, db, requestedTenant }: AuthRequest): Promise<AuthResult | null> {
     const parsed = parseBasic(ctx.get('authorization'));
     if (parsed === null) return null;
-    const fail = () => createError('UNAUTHENTICATED', {}, [], { 'WWW-Authenticate': this.challenge() });
-    if (parsed === 'malformed') throw fail();
+    if (parsed === 'malformed') throw this.rejection();
     const { loginId, password } = parsed;
-    const scope = `${db?.name ?? ADMIN_SCOPE}\u0000${requestedTenant ?? ''}`;
-    const cached = this.o.cache.get(scope, loginId, password);
-    if (cached) return { kind: 'principal', principal: cached };
-
-    const gate = this.o.throttle.check(loginId);
+    // Keyed by a digest: the throttle remembers many login IDs, and an attacker chooses their length.
+    const throttleKey = createHash('sha256').update(loginId, 'utf8').digest('base64');
+    const gate = this.o.throttle.check(throttleKey);
     if (!gate.allowed) throw createError('TOO_MANY_ATTEMPTS', {}, [], { 'Retry-After': String(gate.retryAfterSeconds) });
-
-    const { principal, stored, save } = await this.candidate(db, loginId, requestedTenant);
-    const check = await this.o.hasher.verify(password, stored ?? await this.dummyHash());
-    if (!stored || !principal || !check.ok) {
-      this.o.throttle.fail(loginId);
-      throw fail();
+    const account = await this.account(db, loginId, requestedTenant);
+    if (!(await this.verified(account, loginId, password))) {
+      this.o.throttle.fail(throttleKey);
+      throw this.rejection();
     }
-    this.o.throttle.succeed(loginId);
-    if (check.needsRehash) {
-      // Renewing the hash is an improvement, not a condition of the login.
-      await save(await this.o.hasher.hash(password)).catch((err) => this.o.log.warn({ err: String(err) }, 'password rehash failed'));
-    }
-    this.o.cache.remember(scope, loginId, password, principal);
-    return { kind: 'principal', principal };
+    this.o.throttle.succeed(throttleKey);
+    return { kind: 'principal', principal: await account!.principal() };
   }
 
-  private async candidate(db: AuthRequest['db'], loginId: string, requestedTenant?: string) {
-    const { directory, passwords } = this.o;
-    if (!db) {
-      const principal: Principal | null = directory.isSystemAdmin(loginId)
-        ? { loginId, accessLevel: 'ADMINISTRATOR', systemAdmin: true, method: this.name }
-        : null;
-      return { principal, stored: principal ? await passwords.ofAdmin(loginId) : null, save: (s: StoredPassword) => passwords.setAdmin(loginId, s) };
+  /**
+   * One answer for every credential that cannot be verified (unknown login
+   * ID or tenant, no user there, no password, wrong password), so that it
+   * tells an attacker nothing.
+   */
+  private rejection() {
+    return createError('UNAUTHENTICATED', {}, [], { 'WWW-Authenticate': this.challenge() });
+  }
+
+  private async verified(account: Account | null, loginId: string, password: string): Promise<boolean> {
+    if (!account) {
+      await this.o.hasher.verify(password, await this.dummyHash());
+      return false;
     }
-    const login = await directory.loginTenant(db, loginId, requestedTenant);
-    const principal = directory.principalOf(login, loginId, this.name);
-    if (login.user) {
-      const stored = await passwords.ofUser(db.name, login.user.id);
-      if (stored || !login.systemAdmin) {
-        const userId = login.user.id;
-        return { principal, stored, save: (s: StoredPassword) => passwords.setUser(db.name, userId, s) };
+    const { cache, hasher, log } = this.o;
+    if (cache.has(cacheScope(account.stored), loginId, password)) return true;
+    const check = await hasher.verify(password, account.stored);
+    if (!check.ok) return false;
+    let current = account.stored;
+    if (check.needsRehash) {
+      // Renewing the hash is an improvement, not a condition of the login.
+      const renewed = await hasher.hash(password);
+      try {
+        await account.save(renewed);
+        current = renewed;
+      } catch (err) {
+        log.warn({ err: String(err) }, 'password rehash failed');
       }
     }
-    const stored = login.systemAdmin ? await passwords.ofAdmin(loginId) : null;
-    return { principal, stored, save: (s: StoredPassword) => passwords.setAdmin(loginId, s) };
+    cache.remember(cacheScope(current), loginId, password);
+    return true;
+  }
+
+  private async account(db: AuthRequest['db'], loginId: string, requestedTenant?: string): Promise<Account | null> {
+    const { directory, passwords } = this.o;
+    // A system administrator's password is the service-wide one, never a
+    // tenant user's: a tenant administrator could otherwise create a user
+    // with an administrator's login ID and sign in as system administrator.
+    if (directory.isSystemAdmin(loginId)) {
+      const stored = await passwords.ofAdmin(loginId);
+      if (!stored) return null;
+      return { stored, save: (s) => passwords.setAdmin(loginId, s), principal: () => this.adminPrincipal(db, loginId, requestedTenant) };
+    }
+    if (!db) return null;
+    const login = await directory.findLoginTenant(db, loginId, requestedTenant);
+    const user = login?.user;
+    if (!login || !user) return null;
+    const stored = await passwords.ofUser(db.name, user.id);
+    if (!stored) return null;
+    const principal = directory.principalOf(login, loginId, this.name)!;
+    return { stored, save: (s) => passwords.setUser(db.name, user.id, s), principal: async () => principal };
+  }
+
+  private async adminPrincipal(db: AuthRequest['db'], loginId: string, requestedTenant?: string): Promise<Principal> {
+    if (!db) return { loginId, accessLevel: 'ADMINISTRATOR', systemAdmin: true, method: this.name };
+    // The administrator is verified now, so a tenant that does not exist may be named: 403.
+    const login = await this.o.directory.loginTenant(db, loginId, requestedTenant);
+    return this.o.directory.principalOf(login, loginId, this.name)!;
   }
 
   private dummyHash(): Promise<StoredPassword> {
     this.dummy ??= this.o.hasher.hash('not a password of anyone');
     return this.dummy;
   }
+}
+
+/** A remembered check is valid for exactly the hash it was made against. */
+function cacheScope(stored: StoredPassword): string {
+  return `${stored.pepperId ?? ''}\u0000${stored.hash}`;
 }
 
 export const manifest: PluginManifest = {
@@ -145,22 +196,23 @@ export const manifest: PluginManifest = {
     const env = host.config.env;
     const hasher = new PasswordHasher(parsePepperStore(env.SERVICE_PEPPER_STORE));
     const passwords = new PasswordStore(host.knex);
-    const cache = new CredentialCache<Principal>({ ttlMs: Number(env.SERVICE_AUTH_CACHE_TTL ?? 10_000) });
+    const cache = new CredentialCache<true>({ ttlMs: Number(env.SERVICE_AUTH_CACHE_TTL ?? 10_000) });
     const throttle = new LoginThrottle();
-    host.addAuthDriver(new BasicDriver({ hasher, passwords, directory: host.directory, cache, throttle, log: host.log }), 100);
+    const driver = new BasicDriver({ hasher, passwords, directory: host.directory, cache, throttle, log: host.log });
+    host.addAuthDriver(driver, 100);
 
+    // A changed password is a new hash, which no remembered check matches: nothing to forget here.
     host.addSecretHandler('User.password', async ({ trx, db, object, value }) => {
       if (typeof value !== 'string') return [{ path: 'password', key: 'wrongType', params: { expected: 'string' } }];
       if (value.length < MIN_PASSWORD_LENGTH) return [{ path: 'password', key: 'tooShort', params: { limit: MIN_PASSWORD_LENGTH } }];
       if (value.length > 1024) return [{ path: 'password', key: 'tooLong', params: { limit: 1024 } }];
       await new PasswordStore(trx).setUser(db, object.id, await hasher.hash(value));
-      // Cache entries are keyed per requested tenant; a password change drops them all.
-      cache.clear();
     });
 
     host.onStart(async () => {
       const { adminUsers, adminPassword } = host.config;
       if (adminPassword) await passwords.setAdmin(adminUsers[0], await hasher.hash(adminPassword));
+      await driver.prepare();
     });
   },
 };

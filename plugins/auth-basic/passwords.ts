@@ -3,6 +3,7 @@
  * hash and the active pepper as argon2's secret (keyed hashing), so a stolen
  * database alone is not enough to test password guesses.
  */
+import { randomBytes } from 'node:crypto';
 import * as argon2 from 'argon2';
 import type { PepperStore } from './pepper.ts';
 
@@ -48,16 +49,18 @@ export class PasswordHasher {
       throw new Error(`A password must have 1 to ${MAX_PASSWORD_LENGTH} characters`);
     }
     const pepper = this.store.current;
-    const hash = await argon2.hash(password, { ...this.params, secret: pepper?.secret });
+    const hash = await argon2.hash(canonical(password), { ...this.params, secret: pepper?.secret });
     return { hash, pepperId: pepper?.id ?? null };
   }
 
   /** Never throws: a removed pepper or a damaged hash is simply a failed check. */
   async verify(password: string, stored: StoredPassword): Promise<PasswordCheck> {
     if (!isAcceptable(password)) return REJECTED;
-    if (stored.pepperId !== null && !this.store.byId.has(stored.pepperId)) return REJECTED;
-    const secret = stored.pepperId === null ? undefined : this.store.byId.get(stored.pepperId);
-    if (!(await matches(stored.hash, password, secret))) return REJECTED;
+    const known = stored.pepperId === null || this.store.byId.has(stored.pepperId);
+    // Without its pepper the hash cannot match; checking it anyway keeps the
+    // response time from telling which users' passwords became unverifiable.
+    const secret = stored.pepperId === null ? undefined : this.store.byId.get(stored.pepperId) ?? UNKNOWN_PEPPER;
+    if (!(await matches(stored.hash, canonical(password), secret)) || !known) return REJECTED;
     return { ok: true, needsRehash: this.needsRehash(stored) };
   }
 
@@ -71,6 +74,18 @@ export class PasswordHasher {
       argon2.needsRehash(stored.hash, { memoryCost, timeCost, parallelism })
     );
   }
+}
+
+// Stands in for a pepper that was removed from the store.
+const UNKNOWN_PEPPER = randomBytes(32);
+
+/**
+ * One form per password (Unicode NFC, as RFC 8265 prescribes for passwords):
+ * an umlaut typed as one character or as a letter with a combining mark is
+ * the same password.
+ */
+function canonical(password: string): string {
+  return password.normalize('NFC');
 }
 
 function isAcceptable(password: string): boolean {

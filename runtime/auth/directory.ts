@@ -40,37 +40,43 @@ export function createDirectory(knex: Knex, adminUsers: string[]): Directory {
     return r.rows[0];
   }
 
+  async function findLoginTenant(db: DatabaseInfo, loginId: string, requestedTenant: string | undefined, defaultTenantName?: string): Promise<LoginTenant | null> {
+    const systemAdmin = admins.has(loginId);
+    const users = await usersOf(db, loginId);
+    const result = (tenant: { id: string; label: string }): LoginTenant => {
+      const inTenant = users.filter((u) => u.tenant === tenant.id);
+      // Two users with one login ID in a tenant cannot be told apart: assigning either would be a guess.
+      return { tenant: tenant.id, tenantLabel: tenant.label, user: inTenant.length === 1 ? inTenant[0] : null, systemAdmin };
+    };
+    // Rule 1: the service-tenant header forces the tenant.
+    if (requestedTenant !== undefined) {
+      const tenant = await tenantByLabel(db, requestedTenant);
+      return tenant ? result(tenant) : null;
+    }
+    // The per-method override replaces the database's default tenant.
+    const overridden = defaultTenantName ? await tenantByLabel(db, defaultTenantName) : null;
+    const defaultTenant = overridden ?? await tenantById(db, db.defaultTenant);
+    // Rule 2: system administrators log into the default tenant.
+    if (systemAdmin) return result(defaultTenant);
+    // Rule 3: the tenant where the user is marked as logged in by default.
+    const marked = users.find((u) => u.defaultTenant);
+    if (marked) return result({ id: marked.tenant, label: marked.tenantLabel });
+    // Rule 4: a user in the default tenant; rule 5: a user in another tenant; rule 6: the default tenant.
+    if (users.some((u) => u.tenant === defaultTenant.id)) return result(defaultTenant);
+    if (users.length) return result({ id: users[0].tenant, label: users[0].tenantLabel });
+    return result(defaultTenant);
+  }
+
   return {
     isSystemAdmin: (loginId) => admins.has(loginId),
 
     async loginTenant(db, loginId, requestedTenant, defaultTenantName) {
-      const systemAdmin = admins.has(loginId);
-      const users = await usersOf(db, loginId);
-      const result = (tenant: { id: string; label: string }): LoginTenant => ({
-        tenant: tenant.id,
-        tenantLabel: tenant.label,
-        user: users.find((u) => u.tenant === tenant.id) ?? null,
-        systemAdmin,
-      });
-      // Rule 1: the service-tenant header forces the tenant.
-      if (requestedTenant !== undefined) {
-        const tenant = await tenantByLabel(db, requestedTenant);
-        if (!tenant) throw createError('FORBIDDEN');
-        return result(tenant);
-      }
-      // The per-method override replaces the database's default tenant.
-      const overridden = defaultTenantName ? await tenantByLabel(db, defaultTenantName) : null;
-      const defaultTenant = overridden ?? await tenantById(db, db.defaultTenant);
-      // Rule 2: system administrators log into the default tenant.
-      if (systemAdmin) return result(defaultTenant);
-      // Rule 3: the tenant where the user is marked as logged in by default.
-      const marked = users.find((u) => u.defaultTenant);
-      if (marked) return result({ id: marked.tenant, label: marked.tenantLabel });
-      // Rule 4: a user in the default tenant; rule 5: a user in another tenant; rule 6: the default tenant.
-      if (users.some((u) => u.tenant === defaultTenant.id)) return result(defaultTenant);
-      if (users.length) return result({ id: users[0].tenant, label: users[0].tenantLabel });
-      return result(defaultTenant);
+      const login = await findLoginTenant(db, loginId, requestedTenant, defaultTenantName);
+      if (!login) throw createError('FORBIDDEN');
+      return login;
     },
+
+    findLoginTenant,
 
     principalOf(login, loginId, method): Principal | null {
       if (login.user) {

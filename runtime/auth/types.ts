@@ -49,7 +49,7 @@ export interface UserRecord {
 export interface LoginTenant {
   tenant: string;
   tenantLabel: string;
-  /** The user with the login ID in that tenant, if there is one. */
+  /** The user with the login ID in that tenant; null if there is none, or more than one to choose from. */
   user: UserRecord | null;
   systemAdmin: boolean;
 }
@@ -59,6 +59,11 @@ export interface Directory {
   isSystemAdmin(loginId: string): boolean;
   /** Applies the six login-tenant rules; throws 403 when `service-tenant` names a tenant that does not exist. */
   loginTenant(db: DatabaseInfo, loginId: string, requestedTenant: string | undefined, defaultTenantName?: string): Promise<LoginTenant>;
+  /**
+   * The same rules, but null when `service-tenant` names no tenant: a method
+   * that has not verified the caller yet must not answer differently for it.
+   */
+  findLoginTenant(db: DatabaseInfo, loginId: string, requestedTenant: string | undefined, defaultTenantName?: string): Promise<LoginTenant | null>;
   /** The principal for an assigned user or system administrator; null if the login ID has no access to the tenant. */
   principalOf(login: LoginTenant, loginId: string, method: string): Principal | null;
 }

@@ -27,8 +27,8 @@ export async function resolvePathAt(store: ObjectStore, model: Metamodel, scope:
   for (let i = 1; ; i += 2) {
     const atList = async (): Promise<Plain[]> => {
       if (!owner) return root ? store.childrenAt(tenant, null, listName, at) : store.ofTypesAt(tenant, types, at);
-      const candidates = await store.childrenAt(tenant, owner.id as string, listName, at);
-      return inverseOf ? (await store.ofTypesAt(tenant, types, at)).filter((o) => o[inverseOf!] === owner!.id) : candidates;
+      if (inverseOf) return (await store.ofTypesAt(tenant, types, at)).filter((o) => o[inverseOf!] === owner!.id);
+      return store.childrenAt(tenant, owner.id as string, listName, at);
     };
     if (i >= segments.length) return { kind: 'list', name: listName, items: await atList(), types };
     const key = segments[i];

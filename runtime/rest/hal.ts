@@ -1,5 +1,6 @@
 /** Renders objects and lists in the HAL form of the specification. */
 import type { Metamodel } from '../metamodel/model.ts';
+import { plainObject, type StoredObject } from '../storage/objects.ts';
 
 export interface Links {
   /** `<origin><context path>`: every href starts here. */
@@ -37,6 +38,11 @@ export function halObject(model: Metamodel, links: Links, plain: Record<string, 
   }
   out._links = rel;
   return out;
+}
+
+/** A stored object as read: its plain form with links. */
+export function halStored(model: Metamodel, links: Links, db: string, o: StoredObject): Record<string, unknown> {
+  return halObject(model, links, plainObject(o, db));
 }
 
 export function halList(listName: string, selfHref: string, total: number, items: Record<string, unknown>[], next?: string) {

@@ -15,9 +15,15 @@ export type ListPlace =
   | { kind: 'root'; list: ListDef }
   | { kind: 'all'; type: TypeDef };
 
+/** The last key of an object path: a technical key or a label. */
+export interface PathKey {
+  value: string;
+  isId: boolean;
+}
+
 export type Target =
-  | { kind: 'object'; object: StoredObject; place: ListPlace }
-  | { kind: 'missing'; place: ListPlace; key: string; isId: boolean }
+  | { kind: 'object'; object: StoredObject; place: ListPlace; key: PathKey }
+  | { kind: 'missing'; place: ListPlace; key: PathKey }
   | { kind: 'list'; place: ListPlace };
 
 /** Splits the raw path into decoded segments; rejects what cannot name anything. */
@@ -59,6 +65,11 @@ export function placeName(place: ListPlace): string {
   return place.kind === 'all' ? place.type.plural : place.list.name;
 }
 
+/** The type every object of the list is, for messages. */
+export function placeItemType(place: ListPlace): string {
+  return place.kind === 'all' ? place.type.name : place.list.itemType;
+}
+
 /** Whose objects a request sees: its login tenant's; system administrators see every tenant object. */
 export interface Scope {
   tenant: string;
@@ -92,19 +103,17 @@ async function lookup(store: ObjectStore, model: Metamodel, scope: Scope, place:
 }
 
 export async function resolvePath(store: ObjectStore, model: Metamodel, scope: Scope, segments: string[]): Promise<Target> {
-  const notFound = (typeName: string, key: string) => createError('OBJECT_NOT_FOUND', { type: typeName, key });
   let place = topLevelPlace(model, segments[0]);
   if (!place) throw createError('NOT_FOUND');
   for (let i = 1; ; i += 2) {
     if (i >= segments.length) return { kind: 'list', place };
-    const key = segments[i];
-    const object = await lookup(store, model, scope, place, key);
-    const itemTypeName = place.kind === 'all' ? place.type.name : place.list.itemType;
+    const key = { value: segments[i], isId: UUID.test(segments[i]) };
+    const object = await lookup(store, model, scope, place, key.value);
     if (!object) {
-      if (i === segments.length - 1) return { kind: 'missing', place, key, isId: UUID.test(key) };
-      throw notFound(itemTypeName, key);
+      if (i === segments.length - 1) return { kind: 'missing', place, key };
+      throw createError('OBJECT_NOT_FOUND', { type: placeItemType(place), key: key.value });
     }
-    if (i + 1 >= segments.length) return { kind: 'object', object, place };
+    if (i + 1 >= segments.length) return { kind: 'object', object, place, key };
     const type = model.types[object.type];
     const list = type.lists.find((l) => l.name === segments[i + 1]);
     if (!list) throw createError('NOT_FOUND');

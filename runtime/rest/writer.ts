@@ -1,16 +1,17 @@
 /**
  * Turns write payloads into stored objects: merge (PUT replaces, PATCH
- * merges), defaults, owner and label derivation, generated validation and
- * reference checks. Nothing is written here; the caller writes the prepared
- * objects in its transaction.
+ * merges), defaults, placement under a parent, label derivation, generated
+ * validation, and the checks that need the database (references, technical
+ * keys, business keys). Nothing is written here; the caller writes the
+ * prepared objects in its transaction.
  */
 import { randomUUID } from 'node:crypto';
 import type { Metamodel, TypeDef } from '../metamodel/model.ts';
-import { SYSTEM_PROPERTIES } from '../metamodel/model.ts';
+import { SYSTEM_PROPERTIES, WRITABLE_SYSTEM_PROPERTIES } from '../metamodel/model.ts';
 import { createError, type Violation } from '../errors.ts';
 import type { ObjectStore, StoredObject } from '../storage/objects.ts';
 import { violationsOf } from '../validation.ts';
-import { placeName, placeTypes, type ListPlace, UUID } from './paths.ts';
+import { placeItemType, placeName, placeTypes, type ListPlace, type PathKey, UUID } from './paths.ts';
 
 export type Validators = Record<string, ((data: unknown) => boolean) & { errors?: unknown }>;
 
@@ -19,23 +20,41 @@ export interface WriteRequest {
   mode: 'put' | 'patch' | 'post';
   place: ListPlace;
   existing?: StoredObject;
-  /** The key of the path that named a missing object: its id or label. */
-  key?: { value: string; isId: boolean };
+  /** The last key of the object path, if the request named one. */
+  key?: PathKey;
   /** Where in a list payload this item stands, for violation paths. */
   index?: number;
 }
 
 export interface PreparedWrite {
   object: StoredObject;
-  created: boolean;
+  /** The object as it was; absent when the write creates it. */
+  existing?: StoredObject;
   /** Write-only values (e.g. a password) for the plugins that keep them. */
   secrets: Record<string, unknown>;
-  /** Where each violation path of this item starts in the request. */
-  prefix: string;
+  /** The position in a list payload, for violation paths. */
+  index?: number;
+  /** The parent is named by the owner reference and is known once that reference is checked. */
+  ownerPending: boolean;
 }
 
+type Report = (path: string, key: string, params?: Record<string, unknown>) => void;
+
+interface Placement {
+  parentId: string | null;
+  list: string;
+  modelId: string | null;
+  ownerPending: boolean;
+}
+
+const SYSTEM = new Set<string>(SYSTEM_PROPERTIES);
+const WRITABLE_SYSTEM = new Set<string>(WRITABLE_SYSTEM_PROPERTIES);
+
 /** HAL properties and read-only properties are ignored in write payloads, so a read object can be written back. */
-const IGNORED = new Set<string>(['_links', '_embedded', ...SYSTEM_PROPERTIES.filter((p) => !['label', 'title', 'description', 'status'].includes(p))]);
+const IGNORED = new Set<string>(['_type', '_links', '_embedded', ...SYSTEM_PROPERTIES.filter((p) => !WRITABLE_SYSTEM.has(p))]);
+
+/** Violations that mean "taken by another object" (409) rather than "invalid" (400). */
+const CLASHES = new Set(['labelTaken', 'idTaken']);
 
 const KEYWORD_MESSAGES: Record<string, (params: Record<string, unknown>) => Pick<Violation, 'key' | 'params'>> = {
   required: () => ({ key: 'mandatory' }),
@@ -46,6 +65,28 @@ const KEYWORD_MESSAGES: Record<string, (params: Record<string, unknown>) => Pick
   maxLength: (p) => ({ key: 'tooLong', params: { limit: p.limit } }),
   minLength: (p) => (p.limit === 1 ? { key: 'mandatory' } : { key: 'tooShort', params: { limit: p.limit } }),
 };
+
+/** The path of a violation in the request: `label`, or `2.label` for the third item of a list. */
+export function itemPath(index: number | undefined, path: string): string {
+  if (index === undefined) return path;
+  return path ? `${index}.${path}` : String(index);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  const canonical = (v: unknown): unknown => (v && typeof v === 'object' && !Array.isArray(v)
+    ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
+    : Array.isArray(v) ? v.map(canonical) : v);
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
+/** Whether a write would leave the object as it is: then it is not written and its version stays. */
+export function changesNothing(w: PreparedWrite): boolean {
+  const [o, e] = [w.object, w.existing];
+  if (!e || Object.keys(w.secrets).length) return false;
+  return o.parentId === e.parentId && o.list === e.list && o.label === e.label && o.title === e.title
+    && o.description === e.description && o.status === e.status && o.modelId === e.modelId
+    && sameJson(o.props, e.props) && sameJson(o.custom, e.custom);
+}
 
 export class Writer {
   constructor(
@@ -58,200 +99,253 @@ export class Writer {
 
   /** Prepares one object; violations are collected, not thrown, so a list reports all of them. */
   async prepare(req: WriteRequest, now: number, violations: Violation[]): Promise<PreparedWrite | null> {
-    const prefix = req.index === undefined ? '' : `${req.index}.`;
-    const add = (path: string, key: string, params?: Record<string, unknown>) => violations.push({ path: prefix + path, key, ...(params ? { params } : {}) });
-    const payload = req.payload;
-    if (!payload || typeof payload !== 'object' || Array.isArray(payload)) {
-      add(prefix ? '' : '_type', 'invalidValue');
+    const report: Report = (path, key, params) => violations.push({ path: itemPath(req.index, path), key, ...(params ? { params } : {}) });
+    if (!req.payload || typeof req.payload !== 'object' || Array.isArray(req.payload)) {
+      report('', 'wrongType', { expected: 'object' });
       return null;
     }
-    const body = payload as Record<string, unknown>;
-    const type = this.typeOf(body, req, add);
+    const body = req.payload as Record<string, unknown>;
+    const type = this.typeOf(body, req, report);
     if (!type) return null;
-
     const state = this.mergedState(type, body, req);
-    const secrets: Record<string, unknown> = {};
-    for (const p of type.properties) {
-      if (p.writeOnly && p.name in state) {
-        secrets[p.name] = state[p.name];
-      }
-    }
-    const place = req.place;
-    const owner = place.kind === 'children' && !place.list.inverseOf ? place.owner : null;
-    if (type.ownerProperty) {
-      if (owner) {
-        if (state[type.ownerProperty] != null && state[type.ownerProperty] !== owner.id) add(type.ownerProperty, 'invalidValue');
-        state[type.ownerProperty] = owner.id;
-      }
-    }
-    if (state.label == null && type.labelFrom) {
-      const parts = type.labelFrom.map((p) => state[p]).filter((v) => v !== undefined && v !== null && v !== '');
-      if (parts.length) state.label = parts.join(' ');
-    }
-    if (state.label == null && req.key && !req.key.isId) state.label = req.key.value;
-    const before = violations.length;
-    const valid = this.validators[type.name](state);
-    if (!valid) {
-      for (const v of violationsOf(this.validators[type.name].errors as never)) {
-        const message = (KEYWORD_MESSAGES[v.keyword] ?? (() => ({ key: 'invalidValue' })))(v.params);
-        add(v.path, message.key, message.params);
-      }
-    }
-    // A label derived from missing properties would only repeat their violations.
-    if (state.label == null && violations.length === before) add('label', 'mandatory');
-    if (violations.length > before) return null;
-
-    const id = req.existing?.id ?? (req.key?.isId ? req.key.value.toLowerCase() : this.requestedId(body)) ?? randomUUID();
-    let parentId: string | null = owner?.id ?? null;
-    let list = placeName(place);
-    let modelId: string | null = owner ? (owner.modelId ?? owner.id) : id;
-    if (!owner && type.ownerProperty && typeof state[type.ownerProperty] === 'string') {
-      // Created at the top level (e.g. a person under /persons): the owner reference names the parent.
-      parentId = state[type.ownerProperty] as string;
-      list = place.kind === 'all' ? type.plural : list;
-      modelId = null; // filled in after the owner is checked
-    }
-    if (req.existing && place.kind === 'all') {
-      parentId = req.existing.parentId;
-      list = req.existing.list;
-      modelId = req.existing.modelId;
-    }
-    const props: Record<string, unknown> = {};
-    for (const p of type.properties) {
-      if (p.readOnly || p.writeOnly || (SYSTEM_PROPERTIES as readonly string[]).includes(p.name)) continue;
-      if (state[p.name] !== undefined && state[p.name] !== null) props[p.name] = state[p.name];
-    }
-    for (const p of type.properties) {
-      // Read-only properties of the type (e.g. a subject identifier) survive every write.
-      if (p.readOnly && !(SYSTEM_PROPERTIES as readonly string[]).includes(p.name) && req.existing?.props[p.name] !== undefined) {
-        props[p.name] = req.existing.props[p.name];
-      }
-    }
-    const existing = req.existing;
-    return {
-      object: {
-        id,
-        type: type.name,
-        // A tenant owns itself.
-        tenant: type.name === 'Tenant' ? id : this.tenant,
-        parentId,
-        list,
-        label: String(state.label),
-        title: (state.title as string | undefined) ?? null,
-        description: (state.description as string | undefined) ?? null,
-        status: (state.status as string | undefined) ?? null,
-        modelId,
-        version: existing ? existing.version + 1 : 1,
-        createdBy: existing ? existing.createdBy : this.actor,
-        dateCreated: existing ? existing.dateCreated : now,
-        modifiedBy: this.actor,
-        dateModified: now,
-        props,
-        custom: state.customProperties && typeof state.customProperties === 'object'
-          ? state.customProperties as Record<string, unknown>
-          : (req.mode === 'patch' && existing ? existing.custom : {}),
-      },
-      created: !existing,
-      secrets,
-      prefix,
-    };
+    const placement = this.placement(type, state, req, report);
+    this.deriveLabel(type, state, req);
+    if (!this.validate(type, state, report) || !placement) return null;
+    return { object: this.stored(type, state, placement, body, req, now), existing: req.existing, secrets: this.secretsOf(type, state), index: req.index, ownerPending: placement.ownerPending };
   }
 
-  /** Checks that every reference names an existing object of its range type; fills parents found through owners. */
-  async checkReferences(prepared: PreparedWrite[], violations: Violation[]): Promise<void> {
-    const wanted = new Set<string>();
-    for (const { object } of prepared) {
-      for (const p of this.model.types[object.type].properties) {
-        if (p.dataType === 'REFERENCE' && typeof object.props[p.name] === 'string') wanted.add(object.props[p.name] as string);
-      }
-    }
-    const inBatch = new Map(prepared.map((w) => [w.object.id, w.object]));
-    const missing = [...wanted].filter((id) => !inBatch.has(id));
-    const found = new Map((await this.store.byIds(this.tenant, missing)).map((o) => [o.id, o]));
-    for (const [id, o] of inBatch) found.set(id, o);
-    for (const w of prepared) {
-      const type = this.model.types[w.object.type];
-      for (const p of type.properties) {
-        if (p.dataType !== 'REFERENCE') continue;
-        const value = w.object.props[p.name];
-        if (typeof value !== 'string') continue;
-        const target = found.get(value);
-        const range = this.model.types[p.range!];
-        if (!target || !range.concreteTypes.includes(target.type)) {
-          violations.push({ path: w.prefix + p.name, key: 'referenceNotFound', params: { type: p.range } });
-        } else if (p.owner && w.object.modelId === null) {
-          w.object.modelId = target.modelId ?? target.id;
-        }
-      }
-    }
-  }
-
-  private requestedId(body: Record<string, unknown>): string | undefined {
-    return typeof body.id === 'string' && UUID.test(body.id) ? body.id.toLowerCase() : undefined;
-  }
-
-  private typeOf(body: Record<string, unknown>, req: WriteRequest, add: (path: string, key: string, params?: Record<string, unknown>) => void): TypeDef | null {
+  private typeOf(body: Record<string, unknown>, req: WriteRequest, report: Report): TypeDef | null {
     const allowed = placeTypes(this.model, req.place);
     const given = body._type;
     if (given === undefined || given === null) {
       if (req.existing) return this.model.types[req.existing.type];
       if (allowed.length === 1 && req.mode !== 'post') return this.model.types[allowed[0]];
-      add('_type', 'typeMissing');
+      report('_type', 'typeMissing');
       return null;
     }
     if (typeof given !== 'string' || !this.model.types[given] || this.model.types[given].abstract) {
-      add('_type', 'unknownType', { type: String(given) });
+      report('_type', 'unknownType', { type: String(given) });
       return null;
     }
     if (req.existing && req.existing.type !== given) {
-      add('_type', 'typeChange');
+      report('_type', 'typeChange');
       return null;
     }
     if (!allowed.includes(given)) {
-      add('_type', 'wrongTypeInList', { type: given, list: placeName(req.place) });
+      report('_type', 'wrongTypeInList', { type: given, list: placeName(req.place) });
       return null;
     }
     return this.model.types[given];
   }
 
+  /** PUT starts from nothing, PATCH from the existing object; null unsets; unset properties fall back to their defaults. */
   private mergedState(type: TypeDef, body: Record<string, unknown>, req: WriteRequest): Record<string, unknown> {
-    const state: Record<string, unknown> = {};
-    if (req.mode === 'patch' && req.existing) {
-      const e = req.existing;
-      Object.assign(state, { label: e.label, title: e.title, description: e.description, status: e.status });
-      for (const p of type.properties) {
-        if (!p.readOnly && !p.writeOnly && e.props[p.name] !== undefined) state[p.name] = e.props[p.name];
-      }
-      if (Object.keys(e.custom).length) state.customProperties = e.custom;
-    }
+    const state: Record<string, unknown> = req.mode === 'patch' && req.existing ? this.writableStateOf(type, req.existing) : {};
     for (const [name, value] of Object.entries(body)) {
-      if (name === '_type' || IGNORED.has(name)) continue;
-      if (type.properties.some((p) => p.name === name && p.readOnly)) continue;
+      if (IGNORED.has(name) || type.properties.some((p) => p.name === name && p.readOnly)) continue;
       state[name] = value;
     }
-    // null unsets; unset properties fall back to their defaults.
     for (const name of Object.keys(state)) if (state[name] === null) delete state[name];
     for (const p of type.properties) {
       if (state[p.name] === undefined && p.default !== undefined && !p.readOnly) state[p.name] = p.default;
+      // Technical keys are compared as stored: in lower case.
+      if (p.dataType === 'REFERENCE' && typeof state[p.name] === 'string' && UUID.test(state[p.name] as string)) {
+        state[p.name] = (state[p.name] as string).toLowerCase();
+      }
     }
     return state;
   }
+
+  private writableStateOf(type: TypeDef, e: StoredObject): Record<string, unknown> {
+    const state: Record<string, unknown> = { label: e.label, title: e.title, description: e.description, status: e.status };
+    for (const p of type.properties) {
+      if (!p.readOnly && !p.writeOnly && e.props[p.name] !== undefined) state[p.name] = e.props[p.name];
+    }
+    if (Object.keys(e.custom).length) state.customProperties = e.custom;
+    return state;
+  }
+
+  /**
+   * Where the object stands: under the parent named by the path; else under
+   * the parent its owner reference names (so changing that reference moves
+   * it); else where it stood; else at the root if its type allows.
+   */
+  private placement(type: TypeDef, state: Record<string, unknown>, req: WriteRequest, report: Report): Placement | null {
+    const { place, existing } = req;
+    const ownerProperty = type.ownerProperty;
+    if (place.kind === 'children') {
+      const owner = place.owner;
+      if (ownerProperty) {
+        if (state[ownerProperty] !== undefined && state[ownerProperty] !== owner.id) report(ownerProperty, 'invalidValue');
+        state[ownerProperty] = owner.id;
+      }
+      return { parentId: owner.id, list: place.list.name, modelId: owner.modelId ?? owner.id, ownerPending: false };
+    }
+    if (ownerProperty) {
+      state[ownerProperty] ??= existing?.parentId ?? undefined;
+      // Where the metamodel makes the reference mandatory, validation reports it.
+      const required = type.properties.some((p) => p.name === ownerProperty && p.required);
+      if (state[ownerProperty] === undefined && !required) report(ownerProperty, 'mandatory');
+      if (typeof state[ownerProperty] !== 'string') return null;
+      const unmoved = existing && existing.parentId === state[ownerProperty];
+      return unmoved
+        ? { parentId: existing.parentId, list: existing.list, modelId: existing.modelId, ownerPending: false }
+        : { parentId: state[ownerProperty] as string, list: '', modelId: null, ownerPending: true };
+    }
+    if (existing) return { parentId: existing.parentId, list: existing.list, modelId: existing.modelId, ownerPending: false };
+    if (type.root) return { parentId: null, list: type.plural, modelId: null, ownerPending: false };
+    report('_type', 'notCreatableHere', { type: type.name, list: placeName(place) });
+    return null;
+  }
+
+  /** A missing label comes from the properties the type names, else from the business-key path. */
+  private deriveLabel(type: TypeDef, state: Record<string, unknown>, req: WriteRequest) {
+    if (state.label == null && type.labelFrom) {
+      const parts = type.labelFrom.map((p) => state[p]).filter((v) => v !== undefined && v !== null && v !== '');
+      if (parts.length) state.label = parts.join(' ');
+    }
+    if (state.label == null && req.key && !req.key.isId) state.label = req.key.value;
+  }
+
+  /** Reports every violated constraint once, on the offending property. */
+  private validate(type: TypeDef, state: Record<string, unknown>, report: Report): boolean {
+    const offending = new Set<string>();
+    const add: Report = (path, key, params) => {
+      offending.add(path);
+      report(path, key, params);
+    };
+    const validator = this.validators[type.name];
+    for (const v of validator(state) ? [] : violationsOf(validator.errors as never)) {
+      const message = (KEYWORD_MESSAGES[v.keyword] ?? (() => ({ key: 'invalidValue' })))(v.params);
+      add(v.path, message.key, message.params);
+    }
+    // The generated format check lets `urn:uuid:` and the like through; a technical key is the bare form.
+    for (const p of type.properties) {
+      const value = state[p.name];
+      if (p.dataType === 'REFERENCE' && typeof value === 'string' && !UUID.test(value) && !offending.has(p.name)) add(p.name, 'invalidFormat', { format: 'uuid' });
+    }
+    // A label derived from missing properties would only repeat their violations.
+    const blank = typeof state.label === 'string' && state.label.trim() === '';
+    if (!offending.has('label') && (blank || (state.label === undefined && !offending.size))) add('label', 'mandatory');
+    return offending.size === 0;
+  }
+
+  private secretsOf(type: TypeDef, state: Record<string, unknown>): Record<string, unknown> {
+    return Object.fromEntries(type.properties.filter((p) => p.writeOnly && p.name in state).map((p) => [p.name, state[p.name]]));
+  }
+
+  private stored(type: TypeDef, state: Record<string, unknown>, placement: Placement, body: Record<string, unknown>, req: WriteRequest, now: number): StoredObject {
+    const existing = req.existing;
+    const id = existing?.id ?? (req.key?.isId ? req.key.value.toLowerCase() : requestedId(body)) ?? randomUUID();
+    const props: Record<string, unknown> = {};
+    for (const p of type.properties) {
+      if (SYSTEM.has(p.name) || p.writeOnly) continue;
+      // Read-only properties of the type (e.g. a subject identifier) survive every write.
+      const value = p.readOnly ? existing?.props[p.name] : state[p.name];
+      if (value !== undefined && value !== null) props[p.name] = value;
+    }
+    return {
+      id,
+      type: type.name,
+      // A tenant owns itself.
+      tenant: type.name === 'Tenant' ? id : this.tenant,
+      parentId: placement.parentId,
+      list: placement.list,
+      label: String(state.label),
+      title: (state.title as string | undefined) ?? null,
+      description: (state.description as string | undefined) ?? null,
+      status: (state.status as string | undefined) ?? null,
+      modelId: placement.modelId ?? (placement.ownerPending ? null : id),
+      version: existing ? existing.version + 1 : 1,
+      createdBy: existing ? existing.createdBy : this.actor,
+      dateCreated: existing ? existing.dateCreated : now,
+      modifiedBy: this.actor,
+      dateModified: now,
+      props,
+      custom: (state.customProperties as Record<string, unknown> | undefined) ?? {},
+    };
+  }
+
+  /**
+   * Checks that every new or changed reference names an existing object of
+   * its range type in the tenant, and places objects under the parent their
+   * owner reference names. An unchanged reference is not checked again, so
+   * that an object whose referenced object is gone can still be written back.
+   */
+  async checkReferences(prepared: PreparedWrite[], violations: Violation[]): Promise<void> {
+    const checked = prepared.flatMap((w) => this.model.types[w.object.type].properties
+      .filter((p) => p.dataType === 'REFERENCE' && typeof w.object.props[p.name] === 'string')
+      .filter((p) => w.ownerPending && p.owner || w.existing?.props[p.name] !== w.object.props[p.name])
+      .map((p) => ({ w, p, value: w.object.props[p.name] as string })));
+    const inBatch = new Map(prepared.map((w) => [w.object.id, w.object]));
+    const found = new Map((await this.store.byIds(this.tenant, checked.map((c) => c.value).filter((id) => !inBatch.has(id)))).map((o) => [o.id, o]));
+    for (const [id, o] of inBatch) found.set(id, o);
+    for (const { w, p, value } of checked) {
+      const target = found.get(value);
+      if (!target || !this.model.types[p.range!].concreteTypes.includes(target.type)) {
+        violations.push({ path: itemPath(w.index, p.name), key: 'referenceNotFound', params: { type: p.range } });
+      } else if (p.owner && w.ownerPending && !this.placeUnder(w, target)) {
+        violations.push({ path: itemPath(w.index, p.name), key: 'invalidValue' });
+      }
+    }
+  }
+
+  /** Puts the object into the list of the parent that holds objects of its type. */
+  private placeUnder(w: PreparedWrite, parent: StoredObject): boolean {
+    const list = this.model.types[parent.type].lists.find((l) => !l.inverseOf && l.itemTypes.includes(w.object.type));
+    if (!list || parent.id === w.object.id) return false;
+    w.object.list = list.name;
+    w.object.modelId = parent.modelId ?? parent.id;
+    return true;
+  }
+
+  /**
+   * Checks the keys that must be unique: a new object's technical key in the
+   * whole database, and every label among its siblings. Objects in `leaving`
+   * (removed by the same request) give up their labels.
+   */
+  async checkKeys(prepared: PreparedWrite[], leaving: string[], violations: Violation[]): Promise<void> {
+    const created = prepared.filter((w) => !w.existing);
+    const taken = await this.store.takenIds(created.map((w) => w.object.id));
+    for (const w of created) if (taken.has(w.object.id)) violations.push({ path: itemPath(w.index, 'id'), key: 'idTaken' });
+    // A re-created object continues the version count of the one deleted before.
+    const last = await this.store.lastVersions(created.map((w) => w.object.id));
+    for (const w of created) w.object.version = (last.get(w.object.id) ?? 0) + 1;
+    violations.push(...duplicateLabels(prepared));
+    const written = prepared.map((w) => w.object);
+    const clashing = await this.store.labelClashes(written, [...leaving, ...written.map((o) => o.id)]);
+    for (const i of clashing) violations.push({ path: itemPath(prepared[i].index, 'label'), key: 'labelTaken' });
+  }
 }
 
-/** Rejects payloads that name the same object twice or the same label twice. */
-export function duplicateViolations(prepared: PreparedWrite[]): Violation[] {
+function requestedId(body: Record<string, unknown>): string | undefined {
+  return typeof body.id === 'string' && UUID.test(body.id) ? body.id.toLowerCase() : undefined;
+}
+
+/** Rejects payloads that give the same label twice among siblings. */
+function duplicateLabels(prepared: PreparedWrite[]): Violation[] {
   const violations: Violation[] = [];
   const seen = new Map<string, string>();
   for (const w of prepared) {
-    const key = `${w.object.parentId}\u0000${w.object.list}\u0000${w.object.label}`;
-    if (seen.has(key) && seen.get(key) !== w.object.id) violations.push({ path: `${w.prefix}label`, key: 'labelTaken' });
+    const key = JSON.stringify([w.object.parentId, w.object.list, w.object.label]);
+    if (seen.has(key) && seen.get(key) !== w.object.id) violations.push({ path: itemPath(w.index, 'label'), key: 'labelTaken' });
     seen.set(key, w.object.id);
   }
   return violations;
 }
 
-export function assertNoViolations(violations: Violation[], typeName: string, created: boolean) {
-  if (violations.length) {
-    throw createError('INVALID_PAYLOAD', { type: typeName, action: created ? 'actionCreate' : 'actionUpdate' }, violations);
-  }
+/** Throws the error payload for collected violations: 409 when keys are taken, else 400. */
+export function assertNoViolations(violations: Violation[], place: ListPlace | string, created: boolean) {
+  if (!violations.length) return;
+  const params = { type: typeof place === 'string' ? place : placeItemType(place), action: created ? 'actionCreate' : 'actionUpdate' };
+  const sorted = [...violations].sort((a, b) => comparePaths(a.path, b.path));
+  if (!violations.every((v) => CLASHES.has(v.key))) throw createError('INVALID_PAYLOAD', params, sorted);
+  throw createError(violations.some((v) => v.key === 'labelTaken') ? 'LABEL_CLASH' : 'ID_CLASH', params, sorted);
+}
+
+/** Violation paths in payload order: item 2 before item 10, then by property. */
+function comparePaths(a: string, b: string): number {
+  const [ia, ib] = [parseInt(a, 10), parseInt(b, 10)];
+  if (!Number.isNaN(ia) && !Number.isNaN(ib) && ia !== ib) return ia - ib;
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -77,6 +77,20 @@ export function plainObject(o: StoredObject, db: string): Record<string, unknown
   };
 }
 
+/** The columns of a batch of objects passed as one JSON parameter. */
+const RECORD = `v(id uuid, tenant uuid, type text, parent_id uuid, list text, label text, title text, description text,
+  status text, model_id uuid, version int, created_by text, date_created bigint, modified_by text, date_modified bigint,
+  props jsonb, custom jsonb, row jsonb)`;
+
+function recordset(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>): string {
+  return JSON.stringify(objects.map((o) => ({
+    id: o.id, tenant: o.tenant, type: o.type, parent_id: o.parentId, list: o.list, label: o.label,
+    title: o.title, description: o.description, status: o.status, model_id: o.modelId, version: o.version,
+    created_by: o.createdBy, date_created: o.dateCreated, modified_by: o.modifiedBy, date_modified: o.dateModified,
+    props: o.props, custom: o.custom, row: rendered(o),
+  })));
+}
+
 /** A store bound to one database (schema) and one transaction or connection. */
 export class ObjectStore {
   private readonly s: string;
@@ -186,42 +200,98 @@ export class ObjectStore {
     return r.rows.map(fromRow);
   }
 
+  /** Objects of some types whose reference properties name any of the targets (relations to removed objects). */
+  async referencingAny(tenant: string, properties: string[], targets: string[]): Promise<StoredObject[]> {
+    if (!properties.length || !targets.length) return [];
+    const r = await this.q.raw(
+      `select ${COLUMNS} from ${this.s}.objects o
+       where tenant = ? and exists (select 1 from unnest(?::text[]) p(name) where o.props->>p.name = any(?::text[]))`,
+      [tenant, properties, targets],
+    );
+    return r.rows.map(fromRow);
+  }
+
+  /** Which of the technical keys any object of any tenant has: a key is unique in the whole database. */
+  async takenIds(ids: string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const r = await this.q.raw(`select id from ${this.s}.objects where id = any(?::uuid[])`, [ids]);
+    return new Set(r.rows.map((x: { id: string }) => x.id));
+  }
+
+  /** The last version in history of objects that existed once: a re-created object continues its count. */
+  async lastVersions(ids: string[]): Promise<Map<string, number>> {
+    if (!ids.length) return new Map();
+    const r = await this.q.raw(`select id, max(version)::int as version from ${this.s}.history where id = any(?::uuid[]) group by id`, [ids]);
+    return new Map(r.rows.map((x: { id: string; version: number }) => [x.id, x.version]));
+  }
+
   /**
-   * Writes new and changed objects (version already set by the caller) and
-   * appends their history rows; `rendered` is the history row content.
+   * The objects (by position) whose business key another object holds already,
+   * leaving out the objects `excluded` (written or removed by the same request).
    */
+  async labelClashes(objects: StoredObject[], excluded: string[]): Promise<number[]> {
+    if (!objects.length) return [];
+    const keys = JSON.stringify(objects.map((o, i) => ({ i, tenant: o.tenant, type: o.type, parent_id: o.parentId, list: o.list, label: o.label })));
+    const r = await this.q.raw(
+      `select distinct v.i from jsonb_to_recordset(?::jsonb) as v(i int, tenant uuid, type text, parent_id uuid, list text, label text)
+       join ${this.s}.objects o on o.label = v.label and not (o.id = any(?::uuid[])) and (
+         (o.tenant = v.tenant and o.parent_id is not distinct from v.parent_id and o.list = v.list)
+         or (o.type = 'Tenant' and v.type = 'Tenant'))
+       order by v.i`,
+      [keys, excluded],
+    );
+    return r.rows.map((x: { i: number }) => x.i);
+  }
+
+  /** Writes objects of version 1 as new and the others as changed (for callers that create in bulk). */
   async write(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>, actor: string): Promise<void> {
+    await this.insert(objects.filter((o) => o.version === 1), rendered, actor);
+    if (!await this.update(objects.filter((o) => o.version > 1), rendered, actor)) throw new Error('objects changed concurrently');
+  }
+
+  /** Inserts new objects and their first history rows. */
+  async insert(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>, actor: string): Promise<void> {
     if (!objects.length) return;
-    const json = JSON.stringify(objects.map((o) => ({
-      id: o.id, tenant: o.tenant, type: o.type, parent_id: o.parentId, list: o.list, label: o.label,
-      title: o.title, description: o.description, status: o.status, model_id: o.modelId, version: o.version,
-      created_by: o.createdBy, date_created: o.dateCreated, modified_by: o.modifiedBy, date_modified: o.dateModified,
-      props: o.props, custom: o.custom, row: rendered(o), operation: o.version === 1 ? 'create' : 'update',
-    })));
-    const updated = objects.filter((o) => o.version > 1).map((o) => o.id);
-    if (updated.length) {
-      await this.q.raw(`update ${this.s}.history set valid_to = now() where id = any(?::uuid[]) and valid_to is null`, [updated]);
-    }
+    const json = recordset(objects, rendered);
     await this.q.raw(
       `insert into ${this.s}.objects (id, tenant, type, parent_id, list, label, title, description, status, model_id, version,
          created_by, date_created, modified_by, date_modified, props, custom)
        select id, tenant, type, parent_id, list, label, title, description, status, model_id, version,
          created_by, to_timestamp(date_created / 1000.0), modified_by, to_timestamp(date_modified / 1000.0), props, custom
-       from jsonb_to_recordset(?::jsonb) as v(id uuid, tenant uuid, type text, parent_id uuid, list text, label text,
-         title text, description text, status text, model_id uuid, version int, created_by text, date_created bigint,
-         modified_by text, date_modified bigint, props jsonb, custom jsonb)
-       on conflict (id) do update set parent_id = excluded.parent_id, list = excluded.list, label = excluded.label,
-         title = excluded.title, description = excluded.description, status = excluded.status, model_id = excluded.model_id,
-         version = excluded.version, modified_by = excluded.modified_by, date_modified = excluded.date_modified,
-         props = excluded.props, custom = excluded.custom`,
+       from jsonb_to_recordset(?::jsonb) as ${RECORD}`,
       [json],
     );
+    await this.appendHistory(json, 'create', actor);
+  }
+
+  /**
+   * Writes changed objects whose version the caller has raised by one.
+   * Returns false, writing nothing, when another request changed one of them
+   * since it was read.
+   */
+  async update(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>, actor: string): Promise<boolean> {
+    if (!objects.length) return true;
+    const json = recordset(objects, rendered);
+    const r = await this.q.raw(
+      `update ${this.s}.objects o set parent_id = v.parent_id, list = v.list, label = v.label, title = v.title,
+         description = v.description, status = v.status, model_id = v.model_id, version = v.version,
+         modified_by = v.modified_by, date_modified = to_timestamp(v.date_modified / 1000.0), props = v.props, custom = v.custom
+       from jsonb_to_recordset(?::jsonb) as ${RECORD}
+       where o.id = v.id and o.tenant = v.tenant and o.version = v.version - 1
+       returning o.id`,
+      [json],
+    );
+    if (r.rows.length !== objects.length) return false;
+    await this.q.raw(`update ${this.s}.history set valid_to = now() where id = any(?::uuid[]) and valid_to is null`, [objects.map((o) => o.id)]);
+    await this.appendHistory(json, 'update', actor);
+    return true;
+  }
+
+  private async appendHistory(json: string, operation: 'create' | 'update', actor: string): Promise<void> {
     await this.q.raw(
       `insert into ${this.s}.history (id, version, tenant, type, parent_id, list, operation, valid_from, changed_by, row)
-       select id, version, tenant, type, parent_id, list, operation, now(), ?, row
-       from jsonb_to_recordset(?::jsonb) as v(id uuid, version int, tenant uuid, type text, parent_id uuid, list text,
-         operation text, row jsonb)`,
-      [actor, json],
+       select id, version, tenant, type, parent_id, list, ?, now(), ?, row from jsonb_to_recordset(?::jsonb) as ${RECORD}`,
+      [operation, actor, json],
     );
   }
 

@@ -1,0 +1,264 @@
+/**
+ * REST read benchmark: the service against a bare Koa handler that runs the
+ * equivalent single SQL query on the same knex pool, in the same process.
+ * Every figure is a ratio measured in the same run, so that a noisy machine
+ * moves both sides alike. See bench/README.md.
+ *
+ *   npx tsx bench/rest.ts [--backend postgres|pglite|both] [--objects 10000[,100000]] [--duration 10]
+ */
+import http from 'node:http';
+import { execFileSync, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import Koa from 'koa';
+import type { Knex } from 'knex';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../runtime/config.ts';
+import { createService } from '../runtime/app.ts';
+import { schemaOf } from '../runtime/storage/migrations.ts';
+import { PLUGINS } from '../plugins/index.ts';
+import { benchAuthPlugin } from './bench-auth.ts';
+import { loadDataset, type Rest } from './dataset.ts';
+import type { LoadJob, LoadResult } from './load.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    backend: { type: 'string', default: 'both' },
+    objects: { type: 'string', default: '10000' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '16' },
+  },
+});
+const DURATION = Number(args.duration);
+const WARMUP = Number(args.warmup);
+const CONNECTIONS = Number(args.connections);
+const PG_ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ADMIN = { user: 'admin', password: 'bench-secret-1' };
+const DB = 'bench';
+const SAMPLE = 10_000;
+
+interface Row {
+  operation: string;
+  service: number;
+  baseline: number | null;
+  ratio: number | null;
+  target: number;
+  pass: boolean;
+  errors?: number;
+  latencyMs?: { service: [number, number]; baseline: [number, number] };
+}
+interface Run { backend: string; objects: number; loadSeconds: number; rows: Row[] }
+interface Side { url: string; paths: string[]; headers?: Record<string, string> }
+
+const loader = fork(fileURLToPath(new URL('./load.ts', import.meta.url)), { execArgv: ['--import', 'tsx'] });
+
+function load(side: Side, seconds: number): Promise<LoadResult> {
+  const job: LoadJob = { url: side.url, paths: side.paths, headers: side.headers ?? {}, connections: CONNECTIONS, seconds };
+  return new Promise((resolve) => {
+    loader.once('message', (r) => resolve(r as LoadResult));
+    loader.send(job);
+  });
+}
+
+/** Warms both sides, then alternates them twice for half the duration each; requests/s of 2xx answers. */
+async function compare(operation: string, target: number, service: Side, baseline: Side): Promise<Row> {
+  await load(service, WARMUP);
+  await load(baseline, WARMUP);
+  const sum = [{ ok: 0, s: 0, bad: 0, p50: 0, p99: 0 }, { ok: 0, s: 0, bad: 0, p50: 0, p99: 0 }];
+  for (let round = 0; round < 2; round++) {
+    for (const [i, side] of [service, baseline].entries()) {
+      const r = await load(side, DURATION / 2);
+      sum[i].ok += r.ok;
+      sum[i].s += r.seconds;
+      sum[i].bad += r.non2xx + r.errors;
+      sum[i].p50 = Math.max(sum[i].p50, r.p50);
+      sum[i].p99 = Math.max(sum[i].p99, r.p99);
+    }
+  }
+  const [a, b] = sum.map((x) => x.ok / x.s);
+  const errors = sum[0].bad + sum[1].bad;
+  return {
+    operation, service: a, baseline: b, ratio: a / b, target, pass: a / b >= target && errors === 0, errors,
+    latencyMs: { service: [sum[0].p50, sum[0].p99], baseline: [sum[1].p50, sum[1].p99] },
+  };
+}
+
+/** The bare handler: /id/<uuid> and /path/<scheme>/<collection>/<classifier>/<attribute>, one SQL each. */
+function baselineApp(knex: Knex, db: string): Koa {
+  const s = `"${schemaOf(db)}"`;
+  const byPath = `select a.* from ${s}.objects sc
+    join ${s}.objects co on co.parent_id = sc.id and co.list = 'collections' and co.label = ?
+    join ${s}.objects cl on cl.parent_id = co.id and cl.list = 'classifiers' and cl.label = ?
+    join ${s}.objects a on a.parent_id = cl.id and a.list = 'attributes' and a.label = ?
+    where sc.parent_id is null and sc.list = 'schemes' and sc.label = ?`;
+  const app = new Koa();
+  app.use(async (ctx) => {
+    const [kind, ...keys] = ctx.path.slice(1).split('/').map(decodeURIComponent);
+    const r = kind === 'id'
+      ? await knex.raw(`select * from ${s}.objects where id = ?`, keys)
+      : await knex.raw(byPath, [...keys.slice(1), keys[0]]);
+    if (r.rows[0]) ctx.body = r.rows[0];
+    else ctx.status = 404;
+  });
+  return app;
+}
+
+async function listen(app: Koa, closers: (() => Promise<void>)[]): Promise<string> {
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+async function pgAdmin(sql: string) {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function sample<T>(items: T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j], copy[i]];
+  }
+  return copy.slice(0, SAMPLE);
+}
+
+async function runOne(backend: string, objects: number): Promise<Run> {
+  const pgName = backend === 'postgres' ? `bench_${randomBytes(4).toString('hex')}` : undefined;
+  const closers: (() => Promise<void>)[] = [];
+  if (pgName) await pgAdmin(`create database ${pgName}`);
+  try {
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = `/${pgName}`;
+    // SERVICE_* settings of the caller (e.g. SERVICE_AUTH_CACHE_TTL) reach the service; storage is the bench's own.
+    const passed = Object.entries(process.env).filter(([k]) => k.startsWith('SERVICE_') && !/DATABASE_URL|DATA_DIR/.test(k));
+    const env = {
+      ...Object.fromEntries(passed),
+      PORT: '0', SERVICE_ADMIN_USER: ADMIN.user, SERVICE_ADMIN_PASSWORD: ADMIN.password, SERVICE_LOG_LEVEL: 'info',
+      ...(pgName ? { SERVICE_DATABASE_URL: url.toString() } : { SERVICE_DATA_DIR: 'memory://' }),
+    };
+    // Request logging stays on, as in production, but goes nowhere.
+    const log = pino({ level: 'info', base: undefined }, pino.destination('/dev/null'));
+    let tenant = '';
+    const benchAuth = benchAuthPlugin(() => tenant);
+    // PGlite in memory cannot be shared by a second instance: there the bench driver joins the one service.
+    const service = await createService(loadConfig(env), { plugins: pgName ? PLUGINS : [...PLUGINS, benchAuth], log });
+    closers.push(() => service.close());
+    const serviceUrl = `http://127.0.0.1:${await service.listen()}`;
+    const auth = { authorization: `Basic ${Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64')}` };
+    const rest: Rest = async (method, path, body) => {
+      const r = await fetch(serviceUrl + path, { method, headers: { ...auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${(await r.text()).slice(0, 500)}`);
+      return r.json();
+    };
+    await rest('POST', '/api/admin/databases', { name: DB });
+    tenant = (await service.databases.get(DB))!.defaultTenant;
+    console.log(`${backend}, ${objects} objects: loading…`);
+    const data = await loadDataset(rest, DB, objects);
+    console.log(`  loaded in ${data.loadSeconds.toFixed(1)} s; list PUT of ${data.listPut.objects} in ${data.listPut.seconds.toFixed(2)} s`);
+
+    const baselineUrl = await listen(baselineApp(service.storage.knex, DB), closers);
+    let unauthenticatedUrl = serviceUrl;
+    if (pgName) {
+      const second = await createService(loadConfig(env), { plugins: [benchAuth], log });
+      closers.push(() => second.close());
+      unauthenticatedUrl = `http://127.0.0.1:${await second.listen()}`;
+    }
+    const ids = sample(data.attributes).map((a) => a.id);
+    const keys = sample(data.attributes.filter((a) => a.keys)).map((a) => a.keys!.map(encodeURIComponent));
+    const byId = ids.map((id) => `/rest/${DB}/attributes/${id}`);
+    const listPutRate = data.listPut.objects / data.listPut.seconds;
+    const rows: Row[] = [
+      { operation: 'list PUT 10,000 attributes (objects/s)', service: listPutRate, baseline: null, ratio: null, target: 2000, pass: listPutRate >= 2000 },
+      await compare('GET by technical key vs bare SQL', 0.7,
+        { url: serviceUrl, paths: byId, headers: auth },
+        { url: baselineUrl, paths: ids.map((id) => `/id/${id}`) }),
+      await compare('GET by 4-level path vs bare SQL join', 0.6,
+        { url: serviceUrl, paths: keys.map(([s, c, k, a]) => `/rest/${DB}/schemes/${s}/collections/${c}/classifiers/${k}/attributes/${a}`), headers: auth },
+        { url: baselineUrl, paths: keys.map((k) => `/path/${k.join('/')}`) }),
+      await compare('GET by technical key, basic auth vs none', 0.9,
+        { url: serviceUrl, paths: byId, headers: auth },
+        { url: unauthenticatedUrl, paths: byId }),
+    ];
+    return { backend, objects, loadSeconds: data.loadSeconds, rows };
+  } finally {
+    for (const close of closers.reverse()) await close();
+    if (pgName) await pgAdmin(`drop database if exists ${pgName} with (force)`);
+  }
+}
+
+/** Which code was measured: the commit and the files changed since (the tree may hold uncommitted work). */
+function codeState() {
+  const git = (...a: string[]) => execFileSync('git', a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    return { commit: git('rev-parse', '--short', 'HEAD'), changed: git('status', '--porcelain', '--', 'runtime', 'plugins', 'generated').split('\n').filter(Boolean) };
+  } catch {
+    return { commit: 'unknown', changed: [] };
+  }
+}
+
+const num = (x: number | null, digits = 0) => (x === null ? '-' : x.toFixed(digits));
+
+function printTable(title: string, header: string[], lines: string[][]) {
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const fmt = (l: string[]) => l.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  console.log(`\n${title}\n${fmt(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
+  for (const l of lines) console.log(fmt(l));
+}
+
+/** PGlite figures over PostgreSQL's, for each operation and size run on both. */
+function crossBackend(runs: Run[]) {
+  const out: { objects: number; operation: string; service: number; baseline: number | null }[] = [];
+  for (const lite of runs.filter((r) => r.backend === 'pglite')) {
+    const pgRun = runs.find((r) => r.backend === 'postgres' && r.objects === lite.objects);
+    if (!pgRun) continue;
+    lite.rows.forEach((row, i) => {
+      const other = pgRun.rows[i];
+      out.push({
+        objects: lite.objects, operation: row.operation, service: row.service / other.service,
+        baseline: row.baseline !== null && other.baseline !== null ? row.baseline / other.baseline : null,
+      });
+    });
+  }
+  return out;
+}
+
+async function main() {
+  const backends = args.backend === 'both' ? ['postgres', 'pglite'] : [args.backend!];
+  if (backends.some((b) => b !== 'postgres' && b !== 'pglite')) throw new Error('--backend must be postgres, pglite or both');
+  const runs: Run[] = [];
+  for (const objects of args.objects!.split(',').map(Number)) {
+    for (const backend of backends) runs.push(await runOne(backend, objects));
+  }
+  for (const run of runs) {
+    printTable(`${run.backend}, ${run.objects} objects (concurrency ${CONNECTIONS}, ${DURATION} s per side)`,
+      ['operation', 'service', 'baseline', 'ratio', 'target', 'result'],
+      run.rows.map((r) => [r.operation, num(r.service), num(r.baseline), num(r.ratio, 2), `≥ ${r.target}`,
+        r.pass ? 'pass' : r.errors ? `FAIL (${r.errors} errors)` : 'FAIL']));
+  }
+  const cross = crossBackend(runs);
+  if (cross.length) {
+    printTable('PGlite / PostgreSQL', ['operation', 'objects', 'service', 'baseline'],
+      cross.map((c) => [c.operation, String(c.objects), num(c.service, 2), num(c.baseline, 2)]));
+  }
+  const file = fileURLToPath(new URL('../.tmp/bench-rest.json', import.meta.url));
+  mkdirSync(fileURLToPath(new URL('../.tmp/', import.meta.url)), { recursive: true });
+  writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), code: codeState(), connections: CONNECTIONS, duration: DURATION, runs, pgliteOverPostgres: cross }, null, 2)}\n`);
+  console.log(`\nwritten to ${file}`);
+}
+
+try {
+  await main();
+} finally {
+  loader.kill();
+}

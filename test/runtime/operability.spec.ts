@@ -1,0 +1,138 @@
+/** Running the service: health, context path, OpenAPI, logs, shutdown, and a database that goes away. */
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { expect } from 'chai';
+import { validate } from '@readme/openapi-parser';
+import { parse } from 'yaml';
+import { ADMIN, basic, createDatabase, logLines, startService, storageEnv, type TestService } from '../helpers/service.ts';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+describe('operability', () => {
+  let t: TestService | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it('answers /health with 200 while the database is reachable', async () => {
+    t = await startService();
+    const r = await t.request('/health', { auth: null });
+    expect(r.status).to.equal(200);
+    expect(await r.json()).to.deep.equal({ status: 'ok' });
+  });
+
+  it('serves the generated OpenAPI document as valid OpenAPI 3.1, in YAML and JSON', async () => {
+    t = await startService();
+    const json = await (await t.request('/specification/openapi.json')).json();
+    const yamlResponse = await t.request('/specification/openapi.yaml');
+    expect(yamlResponse.headers.get('content-type')).to.match(/yaml/);
+    expect(parse(await yamlResponse.text())).to.deep.equal(json);
+    expect(json.openapi).to.match(/^3\.1\./);
+    const result = await validate(structuredClone(json));
+    expect(result.valid, JSON.stringify(result)).to.equal(true);
+  });
+
+  it('moves every address below SERVICE_CONTEXT_PATH, links included', async () => {
+    t = await startService({ SERVICE_CONTEXT_PATH: '/mms' });
+    expect(t.url).to.match(/\/mms$/);
+    const db = await createDatabase(t);
+    const created = await (await t.request(`/rest/${db}/schemes`, { method: 'POST', json: { _type: 'Scheme', label: 'S' } })).json();
+    expect(created._links.self.href).to.equal(`${t.url}/rest/${db}/schemes/${created.id}`);
+    expect((await t.request('/health', { auth: null })).status).to.equal(200);
+    expect((await t.request('/specification/openapi.yaml')).status).to.equal(200);
+    const outside = await fetch(t.url.replace(/\/mms$/, `/rest/${db}/schemes`), { headers: { authorization: basic(ADMIN.loginId, ADMIN.password) } });
+    expect(outside.status).to.equal(404);
+  });
+
+  it('logs each request as JSON with method, path, status, duration and login ID, and never the password', async () => {
+    t = await startService();
+    const before = logLines.length;
+    await t.request('/api/admin/databases');
+    const lines = logLines.slice(before).map((l) => JSON.parse(l));
+    const request = lines.find((l) => l.msg === 'request' && l.path === '/api/admin/databases');
+    expect(request).to.include({ method: 'GET', status: 200, loginId: ADMIN.loginId });
+    expect(request.durationMs).to.be.a('number');
+    expect(logLines.join('\n')).to.not.contain(ADMIN.password);
+  });
+
+  it('finishes a request in flight on SIGTERM and exits 0', async function () {
+    this.timeout(60_000);
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ...storageEnv(), PORT: String(port), SERVICE_ADMIN_USER: 'admin', SERVICE_ADMIN_PASSWORD: 'admin-secret-1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    for (let i = 0; i < 100 && !output.includes('service listening'); i++) await new Promise((r) => setTimeout(r, 200));
+    expect(output).to.contain('service listening');
+    // A request whose body arrives only after the signal.
+    const body = JSON.stringify({ name: `sigterm_${port}` });
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let response = '';
+    socket.on('data', (d) => (response += d));
+    socket.write(`POST /api/admin/databases HTTP/1.1\r\nHost: x\r\nAuthorization: ${basic('admin', 'admin-secret-1')}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`);
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    socket.write(body.slice(5));
+    await new Promise((r) => socket.once('close', r));
+    expect(response).to.match(/^HTTP\/1\.1 201/);
+    expect(await exited).to.equal(0);
+  });
+
+  describe('a PostgreSQL that goes away and comes back', () => {
+    let proxy: net.Server;
+    let sockets: net.Socket[] = [];
+    let port: number;
+    const target = () => new URL(storageEnv().SERVICE_DATABASE_URL!);
+
+    function listen(onPort = 0) {
+      proxy = net.createServer((client) => {
+        const upstream = net.connect(Number(target().port || 5432), target().hostname);
+        sockets.push(client, upstream);
+        client.pipe(upstream).pipe(client);
+        client.on('error', () => upstream.destroy());
+        upstream.on('error', () => client.destroy());
+      });
+      return new Promise<number>((resolve) => proxy.listen(onPort, '127.0.0.1', () => resolve((proxy.address() as net.AddressInfo).port)));
+    }
+    function goAway() {
+      proxy.close();
+      for (const s of sockets) s.destroy();
+      sockets = [];
+    }
+
+    before(function () {
+      if (!storageEnv().SERVICE_DATABASE_URL) this.skip();
+    });
+
+    it('answers 503 meanwhile and recovers by itself', async function () {
+      this.timeout(60_000);
+      port = await listen();
+      const url = target();
+      url.port = String(port);
+      t = await startService({ SERVICE_DATABASE_URL: url.toString() });
+      const db = await createDatabase(t);
+      expect((await t.request(`/rest/${db}/schemes`)).status).to.equal(200);
+      goAway();
+      const during = await t.request(`/rest/${db}/schemes`, { auth: { loginId: 'admin', password: 'admin-secret-1' } });
+      expect(during.status).to.equal(503);
+      expect((await during.json()).statusCode).to.equal(503);
+      expect((await t.request('/health', { auth: null })).status).to.equal(503);
+      await listen(port);
+      let status = 0;
+      for (let i = 0; i < 20 && status !== 200; i++) {
+        status = (await t.request(`/rest/${db}/schemes`)).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(status).to.equal(200);
+      goAway();
+    });
+  });
+});
