@@ -6,7 +6,7 @@ export const validateAttribution = validate10;
 const schema11 = {"type":"object","properties":{"_type":{"const":"Attribution"},"attributedTo":{"type":"string","format":"uuid"},"attributionFor":{"anyOf":[{"type":"string","format":"uuid"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"role":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["attributedTo"],"additionalProperties":false};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ajvRuntime0.default;
-const formats0 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const formats0 = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;

@@ -6,7 +6,6 @@
  */
 import { Ajv } from 'ajv';
 import type { SchemaObject } from 'ajv';
-import formatsModule from 'ajv-formats';
 import standaloneModule from 'ajv/dist/standalone/index.js';
 import type { Metamodel, PropertyDef, TypeDef } from '../../runtime/metamodel/model.ts';
 import { header } from '../emitter.ts';
@@ -14,7 +13,6 @@ import type { Emitter } from '../emitter.ts';
 
 // Both packages are CommonJS: under ESM the default import is `module.exports`,
 // whose `default` is the function (this also holds for the TypeScript types).
-const addFormats = formatsModule.default;
 const standaloneCode = standaloneModule.default;
 
 const STRING_MAX_LENGTH = 1000;
@@ -100,7 +98,8 @@ function replaceRequires(code: string): { imports: string[]; code: string } {
 
 function emitValidators(model: Metamodel): string {
   const ajv = new Ajv({ allErrors: true, strict: true, code: { source: true, esm: true, lines: true } });
-  addFormats(ajv, ['uuid']);
+  // Only the canonical 8-4-4-4-12 form: ajv-formats would also take `urn:uuid:…`, which the database's uuid type refuses.
+  ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
   const concrete = Object.keys(model.types).filter((n) => !model.types[n].abstract).sort();
   for (const name of concrete) ajv.addSchema(writableStateSchema(model.types[name]), name);
   const standalone = standaloneCode(ajv, Object.fromEntries(concrete.map((n) => [validatorName(n), n])));
