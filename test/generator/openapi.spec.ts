@@ -138,10 +138,15 @@ describe('generator/emitters/openapi', () => {
     expect(error.properties._links.properties.self.type).to.equal('string');
   });
 
-  it('secures every call but /health', () => {
+  it('secures every call but /health and the interface description itself', () => {
     expect(document.security).to.deep.equal([{ basicAuth: [] }, { bearerAuth: [] }, { accessKey: [] }]);
     expect(document.components.securitySchemes.accessKey).to.include({ in: 'header', name: 'service-access-key' });
     expect(document.paths['/health'].get.security).to.deep.equal([]);
+    expect(document.paths['/specification/openapi.yaml'].get.security).to.deep.equal([]);
+    expect(document.paths['/specification/openapi.json'].get.security).to.deep.equal([]);
+    const open = Object.entries(document.paths as Record<string, Record<string, { security?: unknown[] }>>)
+      .flatMap(([path, item]) => Object.values(item).filter((op) => op && typeof op === 'object' && Array.isArray(op.security) && op.security.length === 0).map(() => path));
+    expect(open.sort()).to.deep.equal(['/health', '/specification/openapi.json', '/specification/openapi.yaml']);
   });
 
   it('describes the administration of databases', () => {
