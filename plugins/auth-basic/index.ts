@@ -80,7 +80,7 @@ interface Account {
 
 export class BasicDriver implements AuthDriver {
   readonly name = 'basic';
-  // A hash to verify against when there is no account, so that timing does not tell whether a login ID exists.
+  // A hash to verify against when there is no account.
   private dummy?: Promise<StoredPassword>;
 
   constructor(private readonly o: BasicDriverOptions) {}
@@ -104,12 +104,13 @@ export class BasicDriver implements AuthDriver {
     const gate = this.o.throttle.check(throttleKey);
     if (!gate.allowed) throw createError('TOO_MANY_ATTEMPTS', {}, [], { 'Retry-After': String(gate.retryAfterSeconds) });
     const account = await this.account(db, loginId, requestedTenant);
-    if (!(await this.verified(account, loginId, password))) {
+    const verified = account ? await this.matches(account, loginId, password) : await this.spendVerification(password);
+    if (!account || !verified) {
       this.o.throttle.fail(throttleKey);
       throw this.rejection();
     }
     this.o.throttle.succeed(throttleKey);
-    return { kind: 'principal', principal: await account!.principal() };
+    return { kind: 'principal', principal: await account.principal() };
   }
 
   /**
@@ -121,11 +122,13 @@ export class BasicDriver implements AuthDriver {
     return createError('UNAUTHENTICATED', {}, [], { 'WWW-Authenticate': this.challenge() });
   }
 
-  private async verified(account: Account | null, loginId: string, password: string): Promise<boolean> {
-    if (!account) {
-      await this.o.hasher.verify(password, await this.dummyHash());
-      return false;
-    }
+  /** Checks like a real account, so that the time taken does not tell that there is none. */
+  private async spendVerification(password: string): Promise<false> {
+    await this.o.hasher.verify(password, await this.dummyHash());
+    return false;
+  }
+
+  private async matches(account: Account, loginId: string, password: string): Promise<boolean> {
     const { cache, hasher, log } = this.o;
     if (cache.has(cacheScope(account.stored), loginId, password)) return true;
     const check = await hasher.verify(password, account.stored);

@@ -130,9 +130,11 @@ describe('users as REST objects', () => {
   it('assigns neither of two users that share a login ID in one tenant', async () => {
     const twin = { loginId: 'twin', password: secret('twins-Passwort-9') };
     await createUser(t, db, twin);
-    await createUser(t, db, { ...twin, label: 'twin (2)' } as never);
-    const r = await t.request(`/rest/${db}/tenants`, { auth: twin });
-    expect(r.status).to.equal(401);
+    // The business key is the label, so a label of its own lets a second user carry the login ID.
+    const second = await t.request(`/rest/${db}/users`, { method: 'POST', json: { _type: 'User', ...twin, label: 'twin (2)' } });
+    const signIn = await t.request(`/rest/${db}/tenants`, { auth: twin });
+    if (second.status === 201) expect(signIn.status).to.equal(401);
+    else expect([second.status, signIn.status]).to.deep.equal([409, 200]);
   });
 
   it('creates users in the tenant of the login, not in one named in the payload', async () => {

@@ -62,6 +62,34 @@ describe('PasswordHasher', () => {
     expect(await withoutP1.verify('secret', stored)).to.deep.equal({ ok: false, needsRehash: false });
   });
 
+  it('spends a full verification on a hash whose pepper was removed, so the time taken does not tell', async () => {
+    const stored = await new PasswordHasher(storeP1).hash('secret');
+    const withoutP1 = new PasswordHasher(parsePepperStore(entryP2));
+    // The fastest of three runs: a busy machine can only make a run slower.
+    const timed = async (check: () => Promise<unknown>) => {
+      const times: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const started = performance.now();
+        await check();
+        times.push(performance.now() - started);
+      }
+      return Math.min(...times);
+    };
+    const removed = await timed(() => withoutP1.verify('secret', stored));
+    const wrong = await timed(() => new PasswordHasher(storeP1).verify('wrong', stored));
+    // An early answer takes microseconds; argon2 takes tens of milliseconds.
+    expect(removed).to.be.above(wrong * 0.3);
+  });
+
+  it('takes the composed and the decomposed form of a password (NFC, NFD) as the same password', async () => {
+    const hasher = new PasswordHasher(storeP1);
+    const composed = 'Grüße-Zoë';
+    const decomposed = composed.normalize('NFD');
+    expect(decomposed).to.not.equal(composed);
+    expect((await hasher.verify(decomposed, await hasher.hash(composed))).ok).to.equal(true);
+    expect((await hasher.verify(composed, await hasher.hash(decomposed))).ok).to.equal(true);
+  });
+
   it('fails cleanly when the pepper value was altered', async () => {
     const stored = await new PasswordHasher(storeP1).hash('secret');
     const altered = new PasswordHasher(parsePepperStore(pepperEntry('p1')));

@@ -1,0 +1,111 @@
+import { expect } from 'chai';
+import type { Context } from 'koa';
+import { BasicDriver, PasswordStore, parseBasic } from '../../../plugins/auth-basic/index.ts';
+import { CredentialCache } from '../../../plugins/auth-basic/cache.ts';
+import { parsePepperStore } from '../../../plugins/auth-basic/pepper.ts';
+import { PasswordHasher, type PasswordCheck, type StoredPassword } from '../../../plugins/auth-basic/passwords.ts';
+import { LoginThrottle } from '../../../plugins/auth-basic/throttle.ts';
+import { createDirectory } from '../../../runtime/auth/directory.ts';
+import type { DatabaseInfo } from '../../../runtime/auth/types.ts';
+import { ServiceError } from '../../../runtime/errors.ts';
+import { ADMIN, basic, createDatabase, startService, type TestService } from '../../helpers/service.ts';
+
+/** Counts the argon2 verifications the driver asks for. */
+class CountingHasher extends PasswordHasher {
+  verifications = 0;
+  override async verify(password: string, stored: StoredPassword): Promise<PasswordCheck> {
+    this.verifications++;
+    return super.verify(password, stored);
+  }
+}
+
+describe('BasicDriver', () => {
+  let t: TestService;
+  let db: DatabaseInfo;
+  let userId: string;
+  const bob = { loginId: 'bob', password: 'bobs-Passwort-1' };
+
+  before(async () => {
+    t = await startService();
+    const name = await createDatabase(t);
+    const r = await t.request(`/rest/${name}/users`, { method: 'POST', json: { _type: 'User', ...bob, accessLevel: 'EDITOR' } });
+    userId = (await r.json()).id;
+    db = (await t.service.databases.get(name))!;
+  });
+  after(() => t.close());
+
+  /** The driver as the plugin builds it (no pepper, like the test service), with a counting hasher. */
+  function driver() {
+    const knex = t.service.storage.knex;
+    const hasher = new CountingHasher(parsePepperStore(undefined));
+    const basicDriver = new BasicDriver({
+      hasher, passwords: new PasswordStore(knex), directory: createDirectory(knex, [ADMIN.loginId]),
+      cache: new CredentialCache<true>({ ttlMs: 60_000 }), throttle: new LoginThrottle(), log: { warn: () => {} },
+    });
+    const signIn = (loginId: string, password: string, requestedTenant?: string) => {
+      const ctx = { get: (name: string) => (name.toLowerCase() === 'authorization' ? basic(loginId, password) : '') } as unknown as Context;
+      return basicDriver.authenticate({ ctx, db, requestedTenant });
+    };
+    return { hasher, signIn };
+  }
+
+  async function status(attempt: Promise<unknown>): Promise<number> {
+    try {
+      await attempt;
+      return 200;
+    } catch (err) {
+      if (err instanceof ServiceError) return err.status;
+      throw err;
+    }
+  }
+
+  it('verifies a password once for many calls with the same credentials', async () => {
+    const { hasher, signIn } = driver();
+    for (let i = 0; i < 50; i++) {
+      const result = await signIn(bob.loginId, bob.password);
+      expect(result).to.deep.include({ kind: 'principal' });
+    }
+    expect(hasher.verifications).to.equal(1);
+  });
+
+  it('remembers no failed check, and verifies a changed password anew', async () => {
+    const { hasher, signIn } = driver();
+    await signIn(bob.loginId, bob.password);
+    for (let i = 0; i < 3; i++) expect(await status(signIn(bob.loginId, 'wrong-Passwort'))).to.equal(401);
+    expect(hasher.verifications).to.equal(4);
+    const changed = 'bobs-Passwort-2';
+    const r = await t.request(`/rest/${db.name}/users/${userId}`, { method: 'PATCH', json: { password: changed } });
+    expect(r.status).to.equal(200);
+    expect(await status(signIn(bob.loginId, bob.password))).to.equal(401);
+    expect(await status(signIn(bob.loginId, changed))).to.equal(200);
+    expect(await status(signIn(bob.loginId, changed))).to.equal(200);
+    expect(hasher.verifications).to.equal(6);
+    await t.request(`/rest/${db.name}/users/${userId}`, { method: 'PATCH', json: { password: bob.password } });
+  });
+
+  it('spends a verification on a login ID without a user too, so the time taken does not tell', async () => {
+    const { hasher, signIn } = driver();
+    expect(await status(signIn('nobody', 'some-Passwort'))).to.equal(401);
+    expect(await status(signIn(bob.loginId, bob.password, 'No such tenant'))).to.equal(401);
+    expect(hasher.verifications).to.equal(2);
+  });
+
+  it('checks no password of a locked login ID, not even the right one', async () => {
+    const { hasher, signIn } = driver();
+    for (let i = 0; i < 5; i++) expect(await status(signIn(bob.loginId, `wrong-${i}`))).to.equal(401);
+    expect(await status(signIn(bob.loginId, bob.password))).to.equal(429);
+    expect(hasher.verifications).to.equal(5);
+  });
+
+  it('parses basic credentials, splitting at the first colon', () => {
+    const header = (text: string) => `Basic ${Buffer.from(text, 'utf8').toString('base64')}`;
+    expect(parseBasic(header('bob:pa:ss'))).to.deep.equal({ loginId: 'bob', password: 'pa:ss' });
+    expect(parseBasic(header('bob:'))).to.deep.equal({ loginId: 'bob', password: '' });
+    expect(parseBasic(header('bob'))).to.equal('malformed');
+    expect(parseBasic(header(':pw'))).to.equal('malformed');
+    expect(parseBasic(header('b\u0000b:pw'))).to.equal('malformed');
+    expect(parseBasic('Basic !!!')).to.equal('malformed');
+    expect(parseBasic('Bearer abc')).to.equal(null);
+    expect(parseBasic('')).to.equal(null);
+  });
+});
