@@ -59,8 +59,20 @@ function jsonBody(limitBytes: number) {
 
 export async function createService(config: Config, options: ServiceOptions): Promise<Service> {
   const log = options.log ?? pino({ level: config.logLevel, base: undefined });
+  // Configuration errors stop the start before anything is opened.
+  const plugins = orderPlugins(options.plugins).filter((p) => !p.enabled || p.enabled(config.env));
+  for (const plugin of plugins) checkPluginConfig(plugin, config.env);
   const generated = await loadGenerated(config.generatedDir);
   const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    return await assemble(config, options, log, plugins, generated, storage);
+  } catch (err) {
+    await storage.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function assemble(config: Config, options: ServiceOptions, log: Logger, plugins: PluginManifest[], generated: Generated, storage: Storage): Promise<Service> {
   const { knex } = storage;
   const standard = readStandardMetamodel();
   const databases = new Databases(knex, {
@@ -82,11 +94,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     onStart: (task) => startTasks.push(task),
     onClose: (task) => closeTasks.push(task),
   };
-  for (const plugin of orderPlugins(options.plugins)) {
-    if (plugin.enabled && !plugin.enabled(config.env)) continue;
-    checkPluginConfig(plugin, config.env);
-    await plugin.register(host);
-  }
+  for (const plugin of plugins) await plugin.register(host);
   const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory);
 
   let ready = false;
@@ -164,7 +172,11 @@ export async function createService(config: Config, options: ServiceOptions): Pr
     if (!ctx.path.startsWith('/rest/')) return next();
     const [dbName, ...segments] = splitPath(ctx.path.slice('/rest/'.length));
     const db = await databases.get(dbName);
-    if (!db) throw createError('OBJECT_NOT_FOUND', { type: 'database', key: dbName });
+    if (!db) {
+      // Only a system administrator learns that a database does not exist; anyone else cannot tell it from a wrong password.
+      ctx.state.principal = await authenticator.authenticate(ctx, null);
+      throw createError('OBJECT_NOT_FOUND', { type: 'database', key: dbName });
+    }
     ctx.state.principal = await authenticator.authenticate(ctx, db);
     if (!segments.length) throw createError('NOT_FOUND');
     await jsonBody(config.bodyLimitBytes)(ctx, async () => {

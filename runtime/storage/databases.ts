@@ -50,7 +50,9 @@ export class Databases {
         [name, actor, defaultTenant],
       );
       if (!inserted.rows.length) throw createError('DATABASE_EXISTS', { name });
-      await trx.raw(`drop schema if exists "${schemaOf(name)}" cascade`);
+      // A schema of that name without a row can only be someone else's: never drop it here.
+      const taken = await trx.raw(`select 1 from information_schema.schemata where schema_name = ?`, [schemaOf(name)]);
+      if (taken.rows.length) throw createError('DATABASE_EXISTS', { name });
       await migrateDatabase(trx, name);
       await createTenant(new ObjectStore(trx, name), name, defaultTenant, 'Default', actor);
       await this.hooks.applyViews(trx, name);

@@ -4,12 +4,16 @@
  * with the same tables. The same SQL runs on PostgreSQL and PGlite.
  * Migrations are append-only: never edit one that has shipped.
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 
 export const CONTROL_SCHEMA = 'service';
 
+/** PostgreSQL cuts identifiers at 63 bytes: longer names keep a prefix and a digest of the whole, so two names never share a schema. */
 export function schemaOf(db: string): string {
-  return `db_${db}`;
+  const schema = `db_${db}`;
+  if (schema.length <= 63) return schema;
+  return `${schema.slice(0, 46)}_${createHash('sha256').update(db).digest('hex').slice(0, 16)}`;
 }
 
 const controlMigrations: string[] = [

@@ -77,6 +77,9 @@ export function plainObject(o: StoredObject, db: string): Record<string, unknown
   };
 }
 
+/** What the business-key index puts in place of a missing parent. */
+const NO_PARENT = '00000000-0000-0000-0000-000000000000';
+
 /** The columns of a batch of objects passed as one JSON parameter. */
 const RECORD = `v(id uuid, tenant uuid, type text, parent_id uuid, list text, label text, title text, description text,
   status text, model_id uuid, version int, created_by text, date_created bigint, modified_by text, date_modified bigint,
@@ -100,10 +103,14 @@ export class ObjectStore {
     this.s = `"${schemaOf(db)}"`;
   }
 
-  /** The transaction's time, so that every row of one change carries the same instant. */
+  /**
+   * The transaction's time in whole milliseconds, so that every row of one
+   * change carries the same instant, and history is valid from exactly the
+   * `dateModified` a client sees: reading as of that time gives that version.
+   */
   async now(): Promise<number> {
     if (this.nowMs === undefined) {
-      const r = await this.q.raw(`select (extract(epoch from now()) * 1000)::bigint as now`);
+      const r = await this.q.raw(`select floor(extract(epoch from now()) * 1000)::bigint as now`);
       this.nowMs = Number(r.rows[0].now);
     }
     return this.nowMs;
@@ -201,12 +208,12 @@ export class ObjectStore {
   }
 
   /** Objects of some types whose reference properties name any of the targets (relations to removed objects). */
-  async referencingAny(tenant: string, properties: string[], targets: string[]): Promise<StoredObject[]> {
-    if (!properties.length || !targets.length) return [];
+  async referencingAny(tenant: string, types: string[], properties: string[], targets: string[]): Promise<StoredObject[]> {
+    if (!types.length || !targets.length) return [];
     const r = await this.q.raw(
       `select ${COLUMNS} from ${this.s}.objects o
-       where tenant = ? and exists (select 1 from unnest(?::text[]) p(name) where o.props->>p.name = any(?::text[]))`,
-      [tenant, properties, targets],
+       where tenant = ? and type = any(?) and exists (select 1 from unnest(?::text[]) p(name) where o.props->>p.name = any(?::text[]))`,
+      [tenant, types, properties, targets],
     );
     return r.rows.map(fromRow);
   }
@@ -232,21 +239,25 @@ export class ObjectStore {
   async labelClashes(objects: StoredObject[], excluded: string[]): Promise<number[]> {
     if (!objects.length) return [];
     const keys = JSON.stringify(objects.map((o, i) => ({ i, tenant: o.tenant, type: o.type, parent_id: o.parentId, list: o.list, label: o.label })));
+    // The first join follows the unique index objects_business_key, the second objects_tenant_label.
     const r = await this.q.raw(
-      `select distinct v.i from jsonb_to_recordset(?::jsonb) as v(i int, tenant uuid, type text, parent_id uuid, list text, label text)
-       join ${this.s}.objects o on o.label = v.label and not (o.id = any(?::uuid[])) and (
-         (o.tenant = v.tenant and o.parent_id is not distinct from v.parent_id and o.list = v.list)
-         or (o.type = 'Tenant' and v.type = 'Tenant'))
-       order by v.i`,
-      [keys, excluded],
+      `with v as (select * from jsonb_to_recordset(?::jsonb) as v(i int, tenant uuid, type text, parent_id uuid, list text, label text))
+       select v.i from v join ${this.s}.objects o on o.tenant = v.tenant and o.list = v.list and o.label = v.label
+         and coalesce(o.parent_id, '${NO_PARENT}'::uuid) = coalesce(v.parent_id, '${NO_PARENT}'::uuid)
+         and not (o.id = any(?::uuid[]))
+       union
+       select v.i from v join ${this.s}.objects o on o.type = 'Tenant' and v.type = 'Tenant' and o.label = v.label
+         and not (o.id = any(?::uuid[]))
+       order by 1`,
+      [keys, excluded, excluded],
     );
     return r.rows.map((x: { i: number }) => x.i);
   }
 
   /** Writes objects of version 1 as new and the others as changed (for callers that create in bulk). */
   async write(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>, actor: string): Promise<void> {
-    await this.insert(objects.filter((o) => o.version === 1), rendered, actor);
     if (!await this.update(objects.filter((o) => o.version > 1), rendered, actor)) throw new Error('objects changed concurrently');
+    await this.insert(objects.filter((o) => o.version === 1), rendered, actor);
   }
 
   /** Inserts new objects and their first history rows. */
@@ -272,6 +283,12 @@ export class ObjectStore {
   async update(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>, actor: string): Promise<boolean> {
     if (!objects.length) return true;
     const json = recordset(objects, rendered);
+    // Labels are unique among siblings row by row, so objects that swap or shift labels first give theirs up.
+    await this.q.raw(
+      `update ${this.s}.objects o set label = chr(1) || o.id::text from jsonb_to_recordset(?::jsonb) as ${RECORD}
+       where o.id = v.id and o.label <> v.label`,
+      [json],
+    );
     const r = await this.q.raw(
       `update ${this.s}.objects o set parent_id = v.parent_id, list = v.list, label = v.label, title = v.title,
          description = v.description, status = v.status, model_id = v.model_id, version = v.version,
@@ -282,7 +299,7 @@ export class ObjectStore {
       [json],
     );
     if (r.rows.length !== objects.length) return false;
-    await this.q.raw(`update ${this.s}.history set valid_to = now() where id = any(?::uuid[]) and valid_to is null`, [objects.map((o) => o.id)]);
+    await this.closeHistory(objects.map((o) => o.id));
     await this.appendHistory(json, 'update', actor);
     return true;
   }
@@ -290,22 +307,27 @@ export class ObjectStore {
   private async appendHistory(json: string, operation: 'create' | 'update', actor: string): Promise<void> {
     await this.q.raw(
       `insert into ${this.s}.history (id, version, tenant, type, parent_id, list, operation, valid_from, changed_by, row)
-       select id, version, tenant, type, parent_id, list, ?, now(), ?, row from jsonb_to_recordset(?::jsonb) as ${RECORD}`,
-      [operation, actor, json],
+       select id, version, tenant, type, parent_id, list, ?, to_timestamp(? / 1000.0), ?, row from jsonb_to_recordset(?::jsonb) as ${RECORD}`,
+      [operation, await this.now(), actor, json],
     );
+  }
+
+  private async closeHistory(ids: string[]): Promise<void> {
+    await this.q.raw(`update ${this.s}.history set valid_to = to_timestamp(? / 1000.0) where id = any(?::uuid[]) and valid_to is null`, [await this.now(), ids]);
   }
 
   /** Removes objects (descendants must be passed too) and closes their history. */
   async remove(objects: StoredObject[], actor: string): Promise<void> {
     if (!objects.length) return;
     const ids = objects.map((o) => o.id);
-    await this.q.raw(`update ${this.s}.history set valid_to = now() where id = any(?::uuid[]) and valid_to is null`, [ids]);
+    await this.closeHistory(ids);
+    const now = await this.now();
     await this.q.raw(
       `insert into ${this.s}.history (id, version, tenant, type, parent_id, list, operation, valid_from, valid_to, changed_by, row)
-       select o.id, o.version + 1, o.tenant, o.type, o.parent_id, o.list, 'delete', now(), now(), ?, h.row
+       select o.id, o.version + 1, o.tenant, o.type, o.parent_id, o.list, 'delete', to_timestamp(? / 1000.0), to_timestamp(? / 1000.0), ?, h.row
        from ${this.s}.objects o join ${this.s}.history h on h.id = o.id and h.version = o.version
        where o.id = any(?::uuid[])`,
-      [actor, ids],
+      [now, now, actor, ids],
     );
     await this.q.raw(`delete from ${this.s}.objects where id = any(?::uuid[])`, [ids]);
   }

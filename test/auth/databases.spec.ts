@@ -54,10 +54,8 @@ describe('administration of databases (/api/admin/databases)', () => {
     expect(r.status).to.equal(200);
   });
 
-  // Pending: the schema db_<name> is longer than PostgreSQL's 63-byte identifiers for names over
-  // 60 characters, so both names land in one schema and creating the second drops the first one's data
-  // (runtime/storage/migrations.ts schemaOf, runtime/storage/databases.ts create).
-  it.skip('keeps two databases apart whose names share their first 60 characters', async () => {
+  // db_<name> is longer than PostgreSQL's 63-byte identifiers for names over 60 characters.
+  it('keeps two databases apart whose names share their first 60 characters', async () => {
     const prefix = `p${uniqueName().slice(3)}`.padEnd(60, '0');
     await createDatabase(t, `${prefix}x`);
     let r = await t.request(`/rest/${prefix}x/schemes`, { method: 'POST', json: { _type: 'Scheme', label: 'Kept' } });
