@@ -15,6 +15,7 @@ import { placeItemType, placeName, placeTypes, resolvePath, type ListPlace, type
 import { resolvePathAt } from './as-of.ts';
 import { listItems, pagedAsOf, readList } from './lists.ts';
 import { assertNoViolations, changesNothing, itemPath, type PreparedWrite, type Validators, Writer } from './writer.ts';
+import { removalOf } from './removal.ts';
 
 export interface RestDeps {
   model: Metamodel;
@@ -51,13 +52,13 @@ export async function handleRest(ctx: Context, deps: RestDeps, principal: Princi
   }
 }
 
-/** A unique index the checks before writing could not foresee (e.g. two objects swapping labels) is still a clash. */
+/** A unique index the checks before writing could not foresee (a concurrent request took the key first) is still a clash. */
 function translateDatabaseError(err: unknown): unknown {
   const e = err as { code?: string; constraint?: string };
   if (e?.code === '23505') {
-    if (e.constraint === 'objects_pkey') return createError('ID_CLASH', { type: 'object', action: 'actionUpdate' }, [{ path: 'id', key: 'idTaken' }]);
-    if (e.constraint?.startsWith('history')) return createError('CONCURRENT_CHANGE');
-    return createError('LABEL_CLASH', { type: 'object', action: 'actionUpdate' }, [{ path: 'label', key: 'labelTaken' }]);
+    if (e.constraint === 'objects_pkey') return createError('CONFLICT', {}, [{ path: 'id', key: 'idTaken' }]);
+    if (e.constraint?.startsWith('objects_')) return createError('CONFLICT', {}, [{ path: 'label', key: 'labelTaken' }]);
+    return createError('CONCURRENT_CHANGE');
   }
   if (e?.code === '22P02' || e?.code === '22003' || e?.code === '54000') return createError('BAD_REQUEST');
   return err;
@@ -141,7 +142,7 @@ async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore
   if (ctx.method === 'POST') throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD, PUT, PATCH, DELETE' });
   if (ctx.method === 'DELETE') {
     if (!existing) throw notFound(target.place, target.key);
-    await store.remove(await removalOf(call, store, [existing]), call.principal.loginId);
+    await store.remove(await removalOf(deps.model, store, call.scope.tenant, [existing]), call.principal.loginId);
     ctx.status = 204;
     return;
   }
@@ -150,7 +151,7 @@ async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore
   const violations: Violation[] = [];
   const request = { payload: payloadOf(ctx), mode: ctx.method === 'PUT' ? 'put' : 'patch', place: target.place, existing, key: target.key } as const;
   const prepared = await writer.prepare(request, await store.now(), violations);
-  await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place: target.place });
+  await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place: target.place, creates: !existing });
   respondWithObject(call, prepared!.object, !existing);
 }
 
@@ -176,12 +177,12 @@ async function writeList(call: Call, trx: Knex.Transaction, store: ObjectStore, 
   if (ctx.method === 'POST') {
     if (!creatable(deps.model, place)) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD, PUT, PATCH, DELETE' });
     const prepared = await writer.prepare({ payload: payloadOf(ctx), mode: 'post', place }, await store.now(), violations);
-    await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place });
+    await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place, creates: true });
     return respondWithObject(call, prepared!.object, true);
   }
   const existing = await listItems(call, store, place);
   if (ctx.method === 'DELETE') {
-    await store.remove(await removalOf(call, store, existing), call.principal.loginId);
+    await store.remove(await removalOf(deps.model, store, call.scope.tenant, existing), call.principal.loginId);
     ctx.status = 204;
     return;
   }
@@ -193,7 +194,7 @@ async function writeList(call: Call, trx: Knex.Transaction, store: ObjectStore, 
   const listed = new Set(prepared.flatMap((w) => (w.existing ? [w.existing.id] : [])));
   const replace = ctx.method === 'PUT' || operation === 'REPLACE';
   const leaving = replace ? existing.filter((o) => !listed.has(o.id)) : [];
-  await applyWrites(call, trx, store, writer, { prepared, leaving, violations, place });
+  await applyWrites(call, trx, store, writer, { prepared, leaving, violations, place, creates: false });
   const result = await listItems(call, store, place);
   ctx.status = 200;
   ctx.body = halList(placeName(place), ctx.href, result.length, result.map((o) => render(call, o)));
@@ -201,32 +202,41 @@ async function writeList(call: Call, trx: Knex.Transaction, store: ObjectStore, 
 
 /** Each item replaces or modifies the listed object it names by technical key or label, or is created. */
 async function prepareItems(call: Call, writer: Writer, store: ObjectStore, place: ListPlace, items: unknown[], existing: StoredObject[], violations: Violation[]) {
-  const byId = new Map(existing.map((o) => [o.id, o]));
-  const byLabel = new Map(existing.map((o) => [o.label, o]));
-  const named = new Set<string>();
+  const matches = matchItems(items, existing, call.deps.model, violations);
   const now = await store.now();
+  const mode = call.ctx.method === 'PUT' ? 'put' : 'patch';
   const prepared: PreparedWrite[] = [];
   for (const [index, item] of items.entries()) {
-    const match = matchExisting(item, byId, byLabel, call.deps.model);
-    if (match && named.has(match.id)) violations.push({ path: itemPath(index, ''), key: 'listedTwice' });
-    if (match) named.add(match.id);
-    const w = await writer.prepare({ payload: item, mode: call.ctx.method === 'PUT' ? 'put' : 'patch', place, existing: match, index }, now, violations);
+    const w = await writer.prepare({ payload: item, mode, place, existing: matches[index], index }, now, violations);
     if (w) prepared.push(w);
   }
   return prepared;
 }
 
-function matchExisting(item: unknown, byId: Map<string, StoredObject>, byLabel: Map<string, StoredObject>, model: Metamodel): StoredObject | undefined {
-  if (!item || typeof item !== 'object' || Array.isArray(item)) return undefined;
-  const o = item as Record<string, unknown>;
-  if (typeof o.id === 'string' && byId.has(o.id.toLowerCase())) return byId.get(o.id.toLowerCase());
-  if (typeof o.label === 'string') return byLabel.get(o.label);
+/**
+ * The listed object each item names: by technical key first, then by label
+ * among the objects no key named, so that one item may rename an object and
+ * another create a new one under its old label.
+ */
+function matchItems(items: unknown[], existing: StoredObject[], model: Metamodel, violations: Violation[]): (StoredObject | undefined)[] {
+  const byId = new Map(existing.map((o) => [o.id, o]));
+  const fields = items.map((item) => (item && typeof item === 'object' && !Array.isArray(item) ? item as Record<string, unknown> : {}));
+  const named = new Set<string>();
+  const matches = fields.map((o, index) => {
+    const match = typeof o.id === 'string' ? byId.get(o.id.toLowerCase()) : undefined;
+    if (match && named.has(match.id)) violations.push({ path: itemPath(index, 'id'), key: 'listedTwice' });
+    if (match) named.add(match.id);
+    return match;
+  });
+  const byLabel = new Map(existing.filter((o) => !named.has(o.id)).map((o) => [o.label, o]));
+  return matches.map((match, index) => match ?? byLabel.get(labelOf(fields[index], model) ?? ''));
+}
+
+function labelOf(o: Record<string, unknown>, model: Metamodel): string | undefined {
+  if (typeof o.label === 'string') return o.label;
   const type = typeof o._type === 'string' ? model.types[o._type] : undefined;
-  if (type?.labelFrom) {
-    const label = type.labelFrom.map((p) => o[p]).filter((v) => v !== undefined && v !== null && v !== '').join(' ');
-    if (label) return byLabel.get(label);
-  }
-  return undefined;
+  const parts = (type?.labelFrom ?? []).map((p) => o[p]).filter((v) => v !== undefined && v !== null && v !== '');
+  return parts.length ? parts.join(' ') : undefined;
 }
 
 interface WriteBatch {
@@ -235,29 +245,31 @@ interface WriteBatch {
   leaving: StoredObject[];
   violations: Violation[];
   place: ListPlace;
+  /** Whether the request creates its object (POST, or PUT/PATCH of a missing object), for the message. */
+  creates: boolean;
 }
 
 /** Checks everything, then removes and writes; objects a write would not change keep their version. */
 async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore, writer: Writer, batch: WriteBatch) {
   const { prepared, violations } = batch;
-  const created = prepared.some((w) => !w.existing) || (!prepared.length && call.ctx.method === 'POST');
   await writer.checkReferences(prepared, violations);
-  const leaving = await removalOf(call, store, batch.leaving);
+  const leaving = await removalOf(call.deps.model, store, call.scope.tenant, batch.leaving);
   await writer.checkKeys(prepared, leaving.map((o) => o.id), violations);
-  assertNoViolations(violations, batch.place, created);
+  assertNoViolations(violations, batch.place, batch.creates);
   await store.remove(leaving, call.principal.loginId);
   for (const w of prepared) if (changesNothing(w)) w.object = w.existing!;
   const changed = prepared.filter((w) => w.object !== w.existing);
   const rendered = (o: StoredObject) => plainObject(o, call.db);
-  await store.insert(changed.filter((w) => !w.existing).map((w) => w.object), rendered, call.principal.loginId);
+  // Changes first, so that a new object may take a label an existing one gives up.
   if (!await store.update(changed.filter((w) => w.existing).map((w) => w.object), rendered, call.principal.loginId)) {
     throw createError('CONCURRENT_CHANGE');
   }
-  await keepSecrets(call, trx, changed, batch.place);
+  await store.insert(changed.filter((w) => !w.existing).map((w) => w.object), rendered, call.principal.loginId);
+  await keepSecrets(call, trx, changed, batch);
 }
 
 /** Write-only values go to the plugin that keeps them; its violations undo the whole request. */
-async function keepSecrets(call: Call, trx: Knex.Transaction, written: PreparedWrite[], place: ListPlace) {
+async function keepSecrets(call: Call, trx: Knex.Transaction, written: PreparedWrite[], batch: WriteBatch) {
   const violations: Violation[] = [];
   for (const w of written) {
     for (const [name, value] of Object.entries(w.secrets)) {
@@ -266,31 +278,5 @@ async function keepSecrets(call: Call, trx: Knex.Transaction, written: PreparedW
       violations.push(...found.map((v) => ({ ...v, path: itemPath(w.index, v.path) })));
     }
   }
-  assertNoViolations(violations, place, written.some((w) => !w.existing));
-}
-
-/** Properties whose object is meaningless without the object they name (e.g. the person of an attribution). */
-const relationPropertiesOf = new WeakMap<Metamodel, string[]>();
-function relationProperties(model: Metamodel): string[] {
-  if (!relationPropertiesOf.has(model)) {
-    const names = Object.values(model.types).flatMap((t) => t.properties.filter((p) => p.dataType === 'REFERENCE' && p.required && !p.owner).map((p) => p.name));
-    relationPropertiesOf.set(model, [...new Set(names)].sort());
-  }
-  return relationPropertiesOf.get(model)!;
-}
-
-/** What removing objects removes: them, their descendants, and the relations that name any of these. */
-async function removalOf(call: Call, store: ObjectStore, roots: StoredObject[]): Promise<StoredObject[]> {
-  if (roots.some((o) => o.type === 'Tenant')) throw createError('CONFLICT');
-  const all = new Map(roots.map((o) => [o.id, o]));
-  for (let frontier = roots; frontier.length;) {
-    const ids = frontier.map((o) => o.id);
-    const found = [
-      ...await store.descendants(call.scope.tenant, ids),
-      ...await store.referencingAny(call.scope.tenant, relationProperties(call.deps.model), ids),
-    ];
-    frontier = found.filter((o) => !all.has(o.id));
-    for (const o of frontier) all.set(o.id, o);
-  }
-  return [...all.values()];
+  assertNoViolations(violations, batch.place, batch.creates);
 }

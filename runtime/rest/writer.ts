@@ -118,6 +118,7 @@ export class Writer {
     const allowed = placeTypes(this.model, req.place);
     const given = body._type;
     if (given === undefined || given === null) {
+      // Clients should send `_type`; where the object or its list leaves no doubt, it may be left out (POST excepted).
       if (req.existing) return this.model.types[req.existing.type];
       if (allowed.length === 1 && req.mode !== 'post') return this.model.types[allowed[0]];
       report('_type', 'typeMissing');
@@ -209,25 +210,17 @@ export class Writer {
 
   /** Reports every violated constraint once, on the offending property. */
   private validate(type: TypeDef, state: Record<string, unknown>, report: Report): boolean {
-    const offending = new Set<string>();
-    const add: Report = (path, key, params) => {
-      offending.add(path);
-      report(path, key, params);
-    };
     const validator = this.validators[type.name];
-    for (const v of validator(state) ? [] : violationsOf(validator.errors as never)) {
+    const violations = validator(state) ? [] : violationsOf(validator.errors as never);
+    for (const v of violations) {
       const message = (KEYWORD_MESSAGES[v.keyword] ?? (() => ({ key: 'invalidValue' })))(v.params);
-      add(v.path, message.key, message.params);
-    }
-    // The generated format check lets `urn:uuid:` and the like through; a technical key is the bare form.
-    for (const p of type.properties) {
-      const value = state[p.name];
-      if (p.dataType === 'REFERENCE' && typeof value === 'string' && !UUID.test(value) && !offending.has(p.name)) add(p.name, 'invalidFormat', { format: 'uuid' });
+      report(v.path, message.key, message.params);
     }
     // A label derived from missing properties would only repeat their violations.
     const blank = typeof state.label === 'string' && state.label.trim() === '';
-    if (!offending.has('label') && (blank || (state.label === undefined && !offending.size))) add('label', 'mandatory');
-    return offending.size === 0;
+    const labelMissing = blank || (state.label === undefined && !violations.length);
+    if (labelMissing && !violations.some((v) => v.path === 'label')) report('label', 'mandatory');
+    return !violations.length && !labelMissing;
   }
 
   private secretsOf(type: TypeDef, state: Record<string, unknown>): Record<string, unknown> {
@@ -278,7 +271,8 @@ export class Writer {
       .filter((p) => w.ownerPending && p.owner || w.existing?.props[p.name] !== w.object.props[p.name])
       .map((p) => ({ w, p, value: w.object.props[p.name] as string })));
     const inBatch = new Map(prepared.map((w) => [w.object.id, w.object]));
-    const found = new Map((await this.store.byIds(this.tenant, checked.map((c) => c.value).filter((id) => !inBatch.has(id)))).map((o) => [o.id, o]));
+    const wanted = [...new Set(checked.map((c) => c.value))].filter((id) => !inBatch.has(id));
+    const found = new Map((await this.store.byIds(this.tenant, wanted)).map((o) => [o.id, o]));
     for (const [id, o] of inBatch) found.set(id, o);
     for (const { w, p, value } of checked) {
       const target = found.get(value);

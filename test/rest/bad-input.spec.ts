@@ -164,6 +164,17 @@ describe('REST interface: bad input', () => {
       await refused('POST', 'schemes', 400, { json: { _type: 7, label: 'X' } });
     });
 
+    it('requires _type on POST and wherever the list holds several types; infers it where nothing else fits', async () => {
+      let body = await refused('PUT', 'assets/0b5f3a52-8c1e-4f0e-9d7e-5a1c7f0e2b12', 400, { json: { label: 'Which' } });
+      expect(body.violations).to.deep.equal([{ path: '_type', message: 'The property _type is mandatory.' }]);
+      body = await refused('POST', 'schemes/Bad/classifiers', 400, { json: { label: 'New' } });
+      expect(paths(body)).to.deep.equal(['_type']);
+      let r = await t.request(`/rest/${db}/schemes/Bad/classifiers/Inferred`, { method: 'PUT', json: { title: 'x' } });
+      expect((await r.json())._type).to.equal('Classifier');
+      r = await t.request(`/rest/${db}/assets/${scheme.id}`, { method: 'PATCH', json: { title: 'merged' } });
+      expect(r.status).to.equal(200);
+    });
+
     it('answers 400 to a _type that does not belong in the list', async () => {
       let body = await refused('POST', 'schemes/Bad/classifiers', 400, { json: { _type: 'Person', givenName: 'P', agentOf: org.id } });
       expect(body.violations).to.deep.equal([{ path: '_type', message: 'An object of type Person does not belong in the list classifiers.' }]);

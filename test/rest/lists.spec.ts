@@ -129,6 +129,14 @@ describe('REST interface: lists', () => {
       expect(result._embedded.classifiers.find((o: Json) => o.label === 'C').id).to.equal(a.id);
     });
 
+    it('lets listed objects swap labels, and a new object take the label an existing one gives up', async () => {
+      const { path, a, b } = await schemeWithClassifiers('Put Swap');
+      let result = await call('PUT', path, 200, [{ _type: 'Classifier', id: a.id, label: 'B' }, { _type: 'Classifier', id: b.id, label: 'A' }]);
+      expect(result._embedded.classifiers.map((o: Json) => [o.label, o.id])).to.deep.equal([['A', b.id], ['B', a.id]]);
+      result = await call('PATCH', path, 200, [{ id: b.id, label: 'A2' }, { _type: 'Classifier', label: 'A' }]);
+      expect(labelsOf(result, 'classifiers')).to.deep.equal(['A', 'A2', 'B']);
+    });
+
     it('replaces the list of all persons: creates, replaces and deletes across organizations', async () => {
       const org = await post('organizations', { _type: 'Organization', label: 'All Persons' });
       const old = await post('organizations/All%20Persons/persons', { _type: 'Person', givenName: 'Old', familyName: 'One' });
@@ -140,6 +148,12 @@ describe('REST interface: lists', () => {
       await call('GET', `persons/${old.id}`, 404);
       expect(await call('GET', `persons/${kept.id}`, 200)).to.include({ email: 'kept@example.org', _version: 2 });
       expect(labelsOf(await call('GET', 'organizations/All%20Persons/persons', 200), 'persons')).to.deep.equal(['Kept One', 'New']);
+    });
+
+    it('refuses an object listed twice under its technical key', async () => {
+      const { path, a } = await schemeWithClassifiers('Put Listed Twice');
+      const body = await call('PUT', path, 400, [{ _type: 'Classifier', id: a.id, label: 'A' }, { _type: 'Classifier', id: a.id, label: 'A again' }]);
+      expect(body.violations).to.deep.equal([{ path: '1.id', message: 'The object is listed more than once.' }]);
     });
 
     it('refuses an object instead of an array', async () => {
@@ -221,6 +235,22 @@ describe('REST interface: lists', () => {
       const page = await call('GET', `schemes/${scheme.id}/classifiers?limit=2`, 200);
       expect(page._embedded.classifiers).to.have.length(2);
       expect(page._links).not.to.have.key('next');
+    });
+
+    it('pages a list read as of a time the same way', async () => {
+      const scheme = await post('schemes', { _type: 'Scheme', label: 'Paged History' });
+      const written = await call('PUT', `schemes/${scheme.id}/classifiers`, 200, ['p', 'q', 'r', 's', 't'].map((label) => ({ _type: 'Classifier', label })));
+      const at = Math.max(...written._embedded.classifiers.map((o: Json) => o.dateModified));
+      await call('DELETE', `schemes/${scheme.id}/classifiers`, 204);
+      const seen: string[] = [];
+      let next: string | undefined = `${t.url}/rest/${db}/schemes/${scheme.id}/classifiers?version=${at}&limit=2`;
+      while (next) {
+        const page = await expectStatus(await t.request(next.slice(t.url.length)), 200);
+        expect(page.total).to.equal(5);
+        seen.push(...page._embedded.classifiers.map((o: Json) => o.label));
+        next = page._links.next?.href;
+      }
+      expect(seen).to.deep.equal(['p', 'q', 'r', 's', 't']);
     });
 
     it('pages the list of all objects of a type too', async () => {

@@ -270,6 +270,33 @@ describe('REST interface: single objects', () => {
       await call('DELETE', `classifiers/${c.id}`, 204, undefined, { 'If-Match': 'W/"3"' });
     });
 
+    it('continues the version count of a deleted object created again under its technical key', async () => {
+      const c = await post('schemes/Objects/classifiers', { _type: 'Classifier', label: 'Phoenix' });
+      await call('PATCH', `classifiers/${c.id}`, 200, { title: 'changed' });
+      await call('DELETE', `classifiers/${c.id}`, 204);
+      const again = await call('PUT', `schemes/Objects/classifiers/${c.id}`, 201, { _type: 'Classifier', label: 'Phoenix' });
+      expect(again).to.include({ id: c.id, _version: 4 });
+    });
+
+    it('lets one of concurrent changes of an object win at a time; the others get 409 and change nothing', async () => {
+      const c = await post('schemes/Objects/classifiers', { _type: 'Classifier', label: 'Contested' });
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+        t.request(`/rest/${db}/classifiers/${c.id}`, { method: 'PATCH', json: { title: `writer ${i}` } })));
+      const statuses = answers.map((r) => r.status);
+      expect(statuses.every((s) => s === 200 || s === 409), statuses.join()).to.equal(true);
+      for (const r of answers.filter((x) => x.status === 409)) expect((await r.json()).statusCode).to.equal(409);
+      const final = await call('GET', `classifiers/${c.id}`, 200);
+      expect(final._version).to.equal(1 + statuses.filter((s) => s === 200).length);
+    });
+
+    it('creates only one of concurrent objects with the same label; the others get 409 on label', async () => {
+      const answers = await Promise.all(Array.from({ length: 8 }, () =>
+        t.request(`/rest/${db}/schemes/Objects/classifiers`, { method: 'POST', json: { _type: 'Classifier', label: 'Raced' } })));
+      const statuses = answers.map((r) => r.status).sort();
+      expect(statuses, statuses.join()).to.deep.equal([201, 409, 409, 409, 409, 409, 409, 409]);
+      for (const r of answers.filter((x) => x.status === 409)) expect((await r.json()).violations.map((v: Json) => v.path)).to.deep.equal(['label']);
+    });
+
     it('answers 412 to If-Match on an object that does not exist', async () => {
       await call('PUT', 'schemes/Objects/classifiers/Ghost', 412, { _type: 'Classifier' }, { 'If-Match': 'W/"1"' });
       await call('GET', 'schemes/Objects/classifiers/Ghost', 404);
