@@ -236,6 +236,7 @@ function crossBackend(runs: Run[]) {
 async function main() {
   const backends = args.backend === 'both' ? ['postgres', 'pglite'] : [args.backend!];
   if (backends.some((b) => b !== 'postgres' && b !== 'pglite')) throw new Error('--backend must be postgres, pglite or both');
+  const code = codeState();
   const runs: Run[] = [];
   for (const objects of args.objects!.split(',').map(Number)) {
     for (const backend of backends) runs.push(await runOne(backend, objects));
@@ -253,7 +254,7 @@ async function main() {
   }
   const file = fileURLToPath(new URL('../.tmp/bench-rest.json', import.meta.url));
   mkdirSync(fileURLToPath(new URL('../.tmp/', import.meta.url)), { recursive: true });
-  writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), code: codeState(), connections: CONNECTIONS, duration: DURATION, runs, pgliteOverPostgres: cross }, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), code, connections: CONNECTIONS, duration: DURATION, runs, pgliteOverPostgres: cross }, null, 2)}\n`);
   console.log(`\nwritten to ${file}`);
 }
 
