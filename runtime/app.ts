@@ -86,6 +86,7 @@ async function assemble(config: Config, options: ServiceOptions, log: Logger, pl
   const secretHandlers = new Map<string, SecretHandler>();
   const startTasks: (() => Promise<void>)[] = [];
   const closeTasks: (() => Promise<void>)[] = [];
+  const changeListeners: ((db: string, types: string[]) => void)[] = [];
   const pluginRouter = new Router();
   const host: PluginHost = {
     config, knex, log, directory, router: pluginRouter,
@@ -93,8 +94,13 @@ async function assemble(config: Config, options: ServiceOptions, log: Logger, pl
     addSecretHandler: (key, handler) => secretHandlers.set(key, handler),
     onStart: (task) => startTasks.push(task),
     onClose: (task) => closeTasks.push(task),
+    onChange: (listener) => changeListeners.push(listener),
   };
   for (const plugin of plugins) await plugin.register(host);
+  const restDeps = {
+    model: generated.metamodel, validators: generated.validators, knex, secretHandlers,
+    changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
+  };
   const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory);
 
   let ready = false;
@@ -163,9 +169,10 @@ async function assemble(config: Config, options: ServiceOptions, log: Logger, pl
   });
 
   const admin = adminRoutes({ databases, authenticator });
+  const parseJson = jsonBody(config.bodyLimitBytes);
   app.use(async function adminApi(ctx, next) {
     if (!ctx.path.startsWith('/api/admin/')) return next();
-    return jsonBody(config.bodyLimitBytes)(ctx, () => admin(ctx, next));
+    return parseJson(ctx, () => admin(ctx, next));
   });
 
   app.use(async function rest(ctx, next) {
@@ -179,8 +186,8 @@ async function assemble(config: Config, options: ServiceOptions, log: Logger, pl
     }
     ctx.state.principal = await authenticator.authenticate(ctx, db);
     if (!segments.length) throw createError('NOT_FOUND');
-    await jsonBody(config.bodyLimitBytes)(ctx, async () => {
-      await handleRest(ctx, { model: generated.metamodel, validators: generated.validators, knex, secretHandlers }, ctx.state.principal, db.name, segments, { base: base(ctx), db: db.name });
+    await parseJson(ctx, async () => {
+      await handleRest(ctx, restDeps, ctx.state.principal, db.name, segments, { base: base(ctx), db: db.name });
     });
   });
   app.use(pluginRouter.routes());

@@ -29,6 +29,8 @@ export interface PluginHost {
   /** Runs after the storage is ready, before the service listens. */
   onStart(task: () => Promise<void>): void;
   onClose(task: () => Promise<void>): void;
+  /** Told after a REST write committed on this instance, with the types it touched. */
+  onChange(listener: (db: string, types: string[]) => void): void;
 }
 
 export interface PluginManifest {

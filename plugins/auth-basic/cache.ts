@@ -69,6 +69,11 @@ export class CredentialCache<T = true> {
     this.entriesByLogin.clear();
   }
 
+  /** The key an entry of these credentials has; lets callers share work per credential without keeping it. */
+  keyOf(scope: string, loginId: string, password: string): string {
+    return this.entryKey(scope, loginId, password);
+  }
+
   private entryKey(scope: string, loginId: string, password: string): string {
     // Length-prefixed, not just '\0'-joined: a login ID containing '\0' must
     // not be able to produce the same input as another login ID's password.

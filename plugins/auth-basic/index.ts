@@ -52,6 +52,8 @@ export interface BasicDriverOptions {
   directory: Directory;
   /** Remembers which password matched which stored hash: a new hash (a changed password) is a miss. */
   cache: CredentialCache<true>;
+  /** Remembers whole sign-ins (credentials to principal) briefly, so a warm request costs no query; cleared on user and tenant changes. */
+  signIns: CredentialCache<Principal>;
   throttle: LoginThrottle;
   log: { warn: (o: object, m: string) => void };
 }
@@ -82,6 +84,8 @@ export class BasicDriver implements AuthDriver {
   readonly name = 'basic';
   // A hash to verify against when there is no account.
   private dummy?: Promise<StoredPassword>;
+  private readonly pending = new Map<string, Promise<Principal>>();
+  private generation = 0;
 
   constructor(private readonly o: BasicDriverOptions) {}
 
@@ -103,6 +107,30 @@ export class BasicDriver implements AuthDriver {
     const throttleKey = createHash('sha256').update(loginId, 'utf8').digest('base64');
     const gate = this.o.throttle.check(throttleKey);
     if (!gate.allowed) throw createError('TOO_MANY_ATTEMPTS', {}, [], { 'Retry-After': String(gate.retryAfterSeconds) });
+    const scope = `${db?.name ?? ''}\u0000${requestedTenant ?? ''}`;
+    const known = this.o.signIns.get(scope, loginId, password);
+    if (known) {
+      this.o.throttle.succeed(throttleKey);
+      return { kind: 'principal', principal: known };
+    }
+    // Concurrent requests with the same credentials share one check instead of each hashing.
+    const key = this.o.signIns.keyOf(scope, loginId, password);
+    let signIn = this.pending.get(key);
+    if (!signIn) {
+      signIn = this.signIn(db, loginId, password, requestedTenant, throttleKey, scope).finally(() => this.pending.delete(key));
+      this.pending.set(key, signIn);
+    }
+    return { kind: 'principal', principal: await signIn };
+  }
+
+  /** Users or tenants changed: every remembered sign-in is looked up again. */
+  forgetSignIns() {
+    this.generation++;
+    this.o.signIns.clear();
+  }
+
+  private async signIn(db: AuthRequest['db'], loginId: string, password: string, requestedTenant: string | undefined, throttleKey: string, scope: string): Promise<Principal> {
+    const generation = this.generation;
     const account = await this.account(db, loginId, requestedTenant);
     const verified = account ? await this.matches(account, loginId, password) : await this.spendVerification(password);
     if (!account || !verified) {
@@ -110,7 +138,10 @@ export class BasicDriver implements AuthDriver {
       throw this.rejection();
     }
     this.o.throttle.succeed(throttleKey);
-    return { kind: 'principal', principal: await account.principal() };
+    const principal = await account.principal();
+    // A change while this sign-in ran may have made what it read stale.
+    if (generation === this.generation) this.o.signIns.remember(scope, loginId, password, principal);
+    return principal;
   }
 
   /**
@@ -199,10 +230,16 @@ export const manifest: PluginManifest = {
     const env = host.config.env;
     const hasher = new PasswordHasher(parsePepperStore(env.SERVICE_PEPPER_STORE));
     const passwords = new PasswordStore(host.knex);
-    const cache = new CredentialCache<true>({ ttlMs: Number(env.SERVICE_AUTH_CACHE_TTL ?? 10_000) });
+    const ttlMs = Number(env.SERVICE_AUTH_CACHE_TTL ?? 10_000);
+    const cache = new CredentialCache<true>({ ttlMs });
+    const signIns = new CredentialCache<Principal>({ ttlMs });
     const throttle = new LoginThrottle();
-    const driver = new BasicDriver({ hasher, passwords, directory: host.directory, cache, throttle, log: host.log });
+    const driver = new BasicDriver({ hasher, passwords, directory: host.directory, cache, signIns, throttle, log: host.log });
     host.addAuthDriver(driver, 100);
+    // Another instance's change reaches this one's remembered sign-ins only when they expire (SERVICE_AUTH_CACHE_TTL).
+    host.onChange((_db, types) => {
+      if (types.includes('User') || types.includes('Tenant')) driver.forgetSignIns();
+    });
 
     // A changed password is a new hash, which no remembered check matches: nothing to forget here.
     host.addSecretHandler('User.password', async ({ trx, db, object, value }) => {
@@ -210,6 +247,7 @@ export const manifest: PluginManifest = {
       if (value.length < MIN_PASSWORD_LENGTH) return [{ path: 'password', key: 'tooShort', params: { limit: MIN_PASSWORD_LENGTH } }];
       if (value.length > 1024) return [{ path: 'password', key: 'tooLong', params: { limit: 1024 } }];
       await new PasswordStore(trx).setUser(db, object.id, await hasher.hash(value));
+      driver.forgetSignIns();
     });
 
     host.onStart(async () => {

@@ -22,6 +22,8 @@ export interface RestDeps {
   validators: Validators;
   knex: Knex;
   secretHandlers: Map<string, SecretHandler>;
+  /** Told after a write committed, with the types it touched (caches of users and tenants listen). */
+  changed?(db: string, types: string[]): void;
 }
 
 export interface Call {
@@ -40,13 +42,16 @@ export async function handleRest(ctx: Context, deps: RestDeps, principal: Princi
   if (!METHODS.includes(ctx.method)) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: METHODS.join(', ') });
   try {
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return await read(call, segments);
+    let touched: string[] = [];
     await deps.knex.transaction(async (trx) => {
       const store = new ObjectStore(trx, db);
       const target = await resolvePath(store, deps.model, call.scope, segments);
+      touched = target.kind === 'list' ? placeTypes(deps.model, target.place) : [...new Set([...targetTypes(deps.model, target), ...placeTypes(deps.model, target.place)])];
       authorize(principal, targetTypes(deps.model, target), true);
       if (target.kind === 'list') return writeList(call, trx, store, target.place);
       return writeObject(call, trx, store, target);
     });
+    deps.changed?.(db, touched);
   } catch (err) {
     throw translateDatabaseError(err);
   }
@@ -60,7 +65,8 @@ function translateDatabaseError(err: unknown): unknown {
     if (e.constraint?.startsWith('objects_')) return createError('CONFLICT', {}, [{ path: 'label', key: 'labelTaken' }]);
     return createError('CONCURRENT_CHANGE');
   }
-  if (e?.code === '22P02' || e?.code === '22003' || e?.code === '54000') return createError('BAD_REQUEST');
+  // Invalid text (a NUL), numbers out of range, statements too complex: the request, not the service, is at fault.
+  if (['22P02', '22P05', '22003', '22021', '54000', '54001'].includes(e?.code ?? '')) return createError('BAD_REQUEST');
   return err;
 }
 

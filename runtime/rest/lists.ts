@@ -22,12 +22,31 @@ export function listItems(call: Call, store: ObjectStore, place: ListPlace, page
   return store.children(call.scope.tenant, place.owner.id, place.list.name, page);
 }
 
-function countItems(call: Call, store: ObjectStore, place: ListPlace): Promise<number> {
+function countItems(call: Call, store: ObjectStore, place: ListPlace, filters?: Record<string, string>): Promise<number> {
   const types = placeTypes(call.deps.model, place);
-  if (place.kind === 'root') return store.count(scopeTenant(call.scope, types), { parentId: null, list: place.list.name });
-  if (place.kind === 'all') return store.count(call.scope.tenant, { types });
-  if (place.list.inverseOf) return store.count(call.scope.tenant, { types, property: place.list.inverseOf, target: place.owner.id });
-  return store.count(call.scope.tenant, { parentId: place.owner.id, list: place.list.name });
+  if (place.kind === 'root') return store.count(scopeTenant(call.scope, types), { parentId: null, list: place.list.name }, filters);
+  if (place.kind === 'all') return store.count(call.scope.tenant, { types }, filters);
+  if (place.list.inverseOf) return store.count(call.scope.tenant, { types, property: place.list.inverseOf, target: place.owner.id }, filters);
+  return store.count(call.scope.tenant, { parentId: place.owner.id, list: place.list.name }, filters);
+}
+
+const NOT_FILTERS = new Set(['limit', 'cursor', 'version', 'operation', 'language']);
+
+/** Other query parameters filter by a readable property of the items, e.g. `users?loginId=bob`. */
+function filtersOf(call: Call, place: ListPlace): Record<string, string> | undefined {
+  const model = call.deps.model;
+  const itemType = model.types[place.kind === 'all' ? place.type.name : place.list.itemType];
+  const filters: Record<string, string> = {};
+  for (const [name, value] of Object.entries(call.ctx.query)) {
+    if (NOT_FILTERS.has(name)) continue;
+    const property = itemType.properties.find((p) => p.name === name);
+    // Write-only properties (passwords) are never an oracle.
+    if (!property || property.writeOnly || property.many || ['id', 'tenant', '_version', 'db', 'href', 'dateCreated', 'dateModified', 'modelId', 'parentId', 'createdBy', 'modifiedBy'].includes(name) || typeof value !== 'string') {
+      throw createError('INVALID_PARAMETER', { name });
+    }
+    filters[name] = value;
+  }
+  return Object.keys(filters).length ? filters : undefined;
 }
 
 /** `limit` and `cursor` as given; a cursor is only ever one this service made. */
@@ -67,11 +86,11 @@ function nextHref(ctx: Context, last: { label: unknown; id: unknown }): string {
 /** One more than the page is read, so that a next link is given only when there is a next page. */
 export async function readList(call: Call, store: ObjectStore, place: ListPlace) {
   const { ctx, deps } = call;
-  const page = pageOf(ctx);
+  const page = { ...pageOf(ctx), filters: filtersOf(call, place) };
   const items = await listItems(call, store, place, page.limit ? { ...page, limit: page.limit + 1 } : page);
   const more = page.limit !== undefined && items.length > page.limit;
   if (more) items.pop();
-  const total = page.limit || page.after ? await countItems(call, store, place) : items.length;
+  const total = page.limit || page.after ? await countItems(call, store, place, page.filters) : items.length;
   const rendered = items.map((o) => halStored(deps.model, call.links, call.db, o));
   ctx.body = halList(placeName(place), ctx.href, total, rendered, more ? nextHref(ctx, items[items.length - 1]) : undefined);
 }

@@ -32,6 +32,36 @@ export interface Page {
   limit?: number;
   /** Keyset: the (label, id) of the last object of the previous page. */
   after?: { label: string; id: string };
+  /** Equality filters on properties (e.g. `?loginId=bob`), compared as text. */
+  filters?: Record<string, string>;
+}
+
+/** `is not distinct from` would be shorter, but no index serves it: the two forms each use objects_children. */
+function parentSql(parentId: string | null): [string, Knex.RawBinding[]] {
+  return parentId === null ? ['parent_id is null', []] : ['parent_id = ?::uuid', [parentId]];
+}
+
+/** tenant null: every tenant (system administrators reading tenants). */
+function tenantSql(tenant: string | null): [string, Knex.RawBinding[]] {
+  return tenant === null ? ['true', []] : ['tenant = ?::uuid', [tenant]];
+}
+
+const FILTER_COLUMNS: Record<string, string> = { label: 'label', title: 'title', description: 'description', status: 'status' };
+
+/** SQL and bindings of property filters; property names come from the metamodel, values are bound. */
+function filterSql(filters: Record<string, string> | undefined): [string, Knex.RawBinding[]] {
+  let sql = '';
+  const params: Knex.RawBinding[] = [];
+  for (const [name, value] of Object.entries(filters ?? {})) {
+    if (FILTER_COLUMNS[name]) {
+      sql += ` and ${FILTER_COLUMNS[name]} = ?`;
+      params.push(value);
+    } else {
+      sql += ` and props->>? = ?`;
+      params.push(name, value);
+    }
+  }
+  return [sql, params];
 }
 
 const COLUMNS = `id, tenant, type, parent_id, list, label, title, description, status, model_id, version,
@@ -131,12 +161,12 @@ export class ObjectStore {
   }
 
   async child(tenant: string | null, parentId: string | null, list: string, label: string): Promise<StoredObject | null> {
-    const r = await this.q.raw(
-      `select ${COLUMNS} from ${this.s}.objects where (?::uuid is null or tenant = ?::uuid) and parent_id is not distinct from ?::uuid and list = ? and label = ?`,
-      [tenant, tenant, parentId, list, label],
-    );
+    const [t, tp] = tenantSql(tenant);
+    const [p, pp] = parentSql(parentId);
+    const r = await this.q.raw(`select ${COLUMNS} from ${this.s}.objects where ${t} and ${p} and list = ? and label = ?`, [...tp, ...pp, list, label]);
     return r.rows[0] ? fromRow(r.rows[0]) : null;
   }
+
 
   /** Objects of some types in a tenant, found by label (top-level lists of all objects). */
   async byTypeAndLabel(tenant: string, types: string[], label: string): Promise<StoredObject[]> {
@@ -148,8 +178,9 @@ export class ObjectStore {
   }
 
   async children(tenant: string | null, parentId: string | null, list: string, page: Page = {}): Promise<StoredObject[]> {
-    if (tenant === null) return this.select(`parent_id is not distinct from ?::uuid and list = ?`, [parentId, list], page);
-    return this.select(`tenant = ? and parent_id is not distinct from ?::uuid and list = ?`, [tenant, parentId, list], page);
+    const [t, tp] = tenantSql(tenant);
+    const [p, pp] = parentSql(parentId);
+    return this.select(`${t} and ${p} and list = ?`, [...tp, ...pp, list], page);
   }
 
   async ofTypes(tenant: string, types: string[], page: Page = {}): Promise<StoredObject[]> {
@@ -161,22 +192,23 @@ export class ObjectStore {
     return this.select(`tenant = ? and type = any(?) and props->>? = ?`, [tenant, types, property, target], page);
   }
 
-  async count(tenant: string | null, where: { parentId: string | null; list: string } | { types: string[] } | { types: string[]; property: string; target: string }): Promise<number> {
+  async count(tenant: string | null, where: { parentId: string | null; list: string } | { types: string[] } | { types: string[]; property: string; target: string }, filters?: Record<string, string>): Promise<number> {
+    const [t, tp] = tenantSql(tenant);
     const [sql, params]: [string, Knex.RawBinding[]] = 'list' in where
-      ? [`parent_id is not distinct from ?::uuid and list = ?`, [where.parentId, where.list]]
+      ? ((p) => [`${p[0]} and list = ?`, [...p[1], where.list]])(parentSql(where.parentId)) as [string, Knex.RawBinding[]]
       : 'property' in where
         ? [`type = any(?) and props->>? = ?`, [where.types, where.property, where.target]]
         : [`type = any(?)`, [where.types]];
-    const r = await this.q.raw(
-      `select count(*)::int as n from ${this.s}.objects where (?::uuid is null or tenant = ?::uuid) and ${sql}`,
-      [tenant, tenant, ...params],
-    );
+    const [f, fp] = filterSql(filters);
+    const r = await this.q.raw(`select count(*)::int as n from ${this.s}.objects where ${t} and ${sql}${f}`, [...tp, ...params, ...fp]);
     return r.rows[0].n;
   }
 
+
   private async select(where: string, params: Knex.RawBinding[], page: Page): Promise<StoredObject[]> {
-    let sql = `select ${COLUMNS} from ${this.s}.objects where ${where}`;
-    const all: Knex.RawBinding[] = [...params];
+    const [filters, filterParams] = filterSql(page.filters);
+    let sql = `select ${COLUMNS} from ${this.s}.objects where ${where}${filters}`;
+    const all: Knex.RawBinding[] = [...params, ...filterParams];
     if (page.after) {
       sql += ` and (label, id) > (?, ?::uuid)`;
       all.push(page.after.label, page.after.id);
@@ -344,12 +376,14 @@ export class ObjectStore {
   }
 
   async childAt(tenant: string, parentId: string | null, list: string, label: string, at: number): Promise<Record<string, unknown> | null> {
-    const rows = await this.listAt(tenant, `parent_id is not distinct from ?::uuid and list = ? and row->>'label' = ?`, [parentId, list, label], at);
+    const [p, pp] = parentSql(parentId);
+    const rows = await this.listAt(tenant, `${p} and list = ? and row->>'label' = ?`, [...pp, list, label], at);
     return rows[0] ?? null;
   }
 
   async childrenAt(tenant: string, parentId: string | null, list: string, at: number): Promise<Record<string, unknown>[]> {
-    return this.listAt(tenant, `parent_id is not distinct from ?::uuid and list = ?`, [parentId, list], at);
+    const [p, pp] = parentSql(parentId);
+    return this.listAt(tenant, `${p} and list = ?`, [...pp, list], at);
   }
 
   async ofTypesAt(tenant: string, types: string[], at: number): Promise<Record<string, unknown>[]> {

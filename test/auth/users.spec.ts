@@ -64,15 +64,15 @@ describe('users as REST objects', () => {
     for (const { row } of r.rows) expect(row).to.not.match(/password|Passwort|argon2/);
   });
 
-  // Pending: GET /rest/<db>/users?loginId=… ignores the parameter and lists every user
-  // (the filter belongs in runtime/rest/handlers.ts, get/listItems).
-  it.skip('filters users by loginId', async () => {
+  it('filters users by loginId', async () => {
     await createUser(t, db, { loginId: 'erin', password: secret('erins-Passwort-6') });
     const r = await t.request(`/rest/${db}/users?loginId=erin`);
     expect(r.status).to.equal(200);
     const list = await r.json();
     expect(list.total).to.equal(1);
     expect(list._embedded.users.map((u: { loginId: string }) => u.loginId)).to.deep.equal(['erin']);
+    expect((await t.request(`/rest/${db}/users?password=x`)).status).to.equal(400);
+    expect((await t.request(`/rest/${db}/users?nonsense=x`)).status).to.equal(400);
   });
 
   for (const method of ['PATCH', 'PUT'] as const) {
