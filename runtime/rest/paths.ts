@@ -105,6 +105,8 @@ async function lookup(store: ObjectStore, model: Metamodel, scope: Scope, place:
 export async function resolvePath(store: ObjectStore, model: Metamodel, scope: Scope, segments: string[]): Promise<Target> {
   let place = topLevelPlace(model, segments[0]);
   if (!place) throw createError('NOT_FOUND');
+  const fast = await resolveChain(store, model, scope, place, segments);
+  if (fast) return fast;
   for (let i = 1; ; i += 2) {
     if (i >= segments.length) return { kind: 'list', place };
     const key = { value: segments[i], isId: UUID.test(segments[i]) };
@@ -119,4 +121,36 @@ export async function resolvePath(store: ObjectStore, model: Metamodel, scope: S
     if (!list) throw createError('NOT_FOUND');
     place = { kind: 'children', owner: object, list };
   }
+}
+
+/**
+ * Paths of several keys are resolved in one query where that can be: a
+ * root label or technical key first, then children by label or key. Any
+ * surprise (a missing object, an inverse list, a type that does not fit)
+ * leaves it to the step-by-step resolution, which knows what to answer.
+ */
+async function resolveChain(store: ObjectStore, model: Metamodel, scope: Scope, top: ListPlace, segments: string[]): Promise<Target | null> {
+  if (segments.length < 4) return null;
+  const firstKey = segments[1];
+  const firstIsId = UUID.test(firstKey);
+  if (!firstIsId && top.kind !== 'root') return null;
+  if (scopeTenant(scope, placeTypes(model, top)) === null) return null;
+  const steps: { list: string; key: string; isId: boolean }[] = [];
+  for (let i = 3; i < segments.length; i += 2) steps.push({ list: segments[i - 1], key: segments[i], isId: UUID.test(segments[i]) });
+  const first = firstIsId ? { id: firstKey.toLowerCase() } : { list: placeName(top), label: firstKey };
+  const found = await store.chain(scope.tenant, first, steps.map((s) => (s.isId ? { ...s, key: s.key.toLowerCase() } : s)));
+  if (found.length !== steps.length + 1 || !placeTypes(model, top).includes(found[0].type)) return null;
+  let place: ListPlace = top;
+  for (let level = 1; level < found.length; level++) {
+    const list = model.types[found[level - 1].type].lists.find((l) => l.name === steps[level - 1].list);
+    if (!list || list.inverseOf || !list.itemTypes.includes(found[level].type)) return null;
+    place = { kind: 'children', owner: found[level - 1], list };
+  }
+  const last = found[found.length - 1];
+  // Keys stand at odd positions: an even count ends with a key, an odd one with a list name.
+  const lastKey = segments[segments.length - 1];
+  if (segments.length % 2 === 0) return { kind: 'object', object: last, place, key: { value: lastKey, isId: UUID.test(lastKey) } };
+  const list = model.types[last.type].lists.find((l) => l.name === segments[segments.length - 1]);
+  if (!list) return null;
+  return { kind: 'list', place: { kind: 'children', owner: last, list } };
 }

@@ -222,6 +222,31 @@ export class ObjectStore {
     return r.rows.map(fromRow);
   }
 
+  /**
+   * A chain of objects in one query: the first found by technical key or as
+   * a root by label, each further one a child of the one before in a list,
+   * by label or technical key. Returns as many objects as were found in
+   * order; the caller checks types and lists.
+   */
+  async chain(tenant: string, first: { id: string } | { list: string; label: string }, steps: { list: string; key: string; isId: boolean }[]): Promise<StoredObject[]> {
+    const ctes: string[] = [];
+    const params: Knex.RawBinding[] = [];
+    if ('id' in first) {
+      ctes.push(`l0 as (select * from ${this.s}.objects where id = ?::uuid and tenant = ?::uuid)`);
+      params.push(first.id, tenant);
+    } else {
+      ctes.push(`l0 as (select * from ${this.s}.objects where tenant = ?::uuid and parent_id is null and list = ? and label = ?)`);
+      params.push(tenant, first.list, first.label);
+    }
+    steps.forEach((step, i) => {
+      ctes.push(`l${i + 1} as (select o.* from ${this.s}.objects o join l${i} p on o.parent_id = p.id where o.list = ? and o.${step.isId ? 'id = ?::uuid' : 'label = ?'})`);
+      params.push(step.list, step.key);
+    });
+    const selects = ctes.map((_, i) => `select ${i} as depth, ${COLUMNS} from l${i}`);
+    const r = await this.q.raw(`with ${ctes.join(', ')} ${selects.join(' union all ')} order by depth`, params);
+    return r.rows.map(fromRow);
+  }
+
   /** All descendants of the objects, deepest first, for cascading deletes. */
   async descendants(tenant: string, ids: string[]): Promise<StoredObject[]> {
     if (!ids.length) return [];
