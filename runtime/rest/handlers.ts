@@ -93,7 +93,7 @@ async function read(call: Call, segments: string[]) {
   const at = asOf(ctx);
   if (at !== undefined) return readAsOf(call, segments, at);
   const store = new ObjectStore(deps.knex, call.db);
-  const target = await resolvePath(store, deps.model, call.scope, segments);
+  const target = await resolvePath(store, deps.model, call.scope, segments, { forRead: true });
   authorize(call.principal, targetTypes(deps.model, target), false);
   if (target.kind === 'missing') throw notFound(target.place, target.key);
   if (target.kind === 'list') return readList(call, store, target.place);

@@ -102,10 +102,11 @@ async function lookup(store: ObjectStore, model: Metamodel, scope: Scope, place:
   return matches.length === 1 ? matches[0] : null;
 }
 
-export async function resolvePath(store: ObjectStore, model: Metamodel, scope: Scope, segments: string[]): Promise<Target> {
+/** `forRead`: the target is only read, so objects on the way may be known by technical key and type alone. */
+export async function resolvePath(store: ObjectStore, model: Metamodel, scope: Scope, segments: string[], options: { forRead?: boolean } = {}): Promise<Target> {
   let place = topLevelPlace(model, segments[0]);
   if (!place) throw createError('NOT_FOUND');
-  const fast = await resolveChain(store, model, scope, place, segments);
+  const fast = options.forRead ? await resolveChain(store, model, scope, place, segments) : null;
   if (fast) return fast;
   for (let i = 1; ; i += 2) {
     if (i >= segments.length) return { kind: 'list', place };
@@ -136,21 +137,25 @@ async function resolveChain(store: ObjectStore, model: Metamodel, scope: Scope, 
   if (!firstIsId && top.kind !== 'root') return null;
   if (scopeTenant(scope, placeTypes(model, top)) === null) return null;
   const steps: { list: string; key: string; isId: boolean }[] = [];
-  for (let i = 3; i < segments.length; i += 2) steps.push({ list: segments[i - 1], key: segments[i], isId: UUID.test(segments[i]) });
-  const first = firstIsId ? { id: firstKey.toLowerCase() } : { list: placeName(top), label: firstKey };
-  const found = await store.chain(scope.tenant, first, steps.map((s) => (s.isId ? { ...s, key: s.key.toLowerCase() } : s)));
-  if (found.length !== steps.length + 1 || !placeTypes(model, top).includes(found[0].type)) return null;
-  let place: ListPlace = top;
-  for (let level = 1; level < found.length; level++) {
-    const list = model.types[found[level - 1].type].lists.find((l) => l.name === steps[level - 1].list);
-    if (!list || list.inverseOf || !list.itemTypes.includes(found[level].type)) return null;
-    place = { kind: 'children', owner: found[level - 1], list };
+  for (let i = 3; i < segments.length; i += 2) {
+    const isId = UUID.test(segments[i]);
+    steps.push({ list: segments[i - 1], key: isId ? segments[i].toLowerCase() : segments[i], isId });
   }
-  const last = found[found.length - 1];
+  const first = firstIsId ? { id: firstKey.toLowerCase() } : { list: placeName(top), label: firstKey };
+  const found = await store.chain(scope.tenant, first, steps);
+  if (!found || !placeTypes(model, top).includes(found.path[0].type)) return null;
+  // Objects on the way are known by key and type: enough to name lists and check types on a read.
+  const onTheWay = found.path.map((p, i) => (i === found.path.length - 1 ? found.last : { ...found.last, id: p.id, type: p.type }));
+  let place: ListPlace = top;
+  for (let level = 1; level < onTheWay.length; level++) {
+    const list = model.types[onTheWay[level - 1].type].lists.find((l) => l.name === steps[level - 1].list);
+    if (!list || list.inverseOf || !list.itemTypes.includes(onTheWay[level].type)) return null;
+    place = { kind: 'children', owner: onTheWay[level - 1], list };
+  }
   // Keys stand at odd positions: an even count ends with a key, an odd one with a list name.
   const lastKey = segments[segments.length - 1];
-  if (segments.length % 2 === 0) return { kind: 'object', object: last, place, key: { value: lastKey, isId: UUID.test(lastKey) } };
-  const list = model.types[last.type].lists.find((l) => l.name === segments[segments.length - 1]);
+  if (segments.length % 2 === 0) return { kind: 'object', object: found.last, place, key: { value: lastKey, isId: UUID.test(lastKey) } };
+  const list = model.types[found.last.type].lists.find((l) => l.name === lastKey);
   if (!list) return null;
-  return { kind: 'list', place: { kind: 'children', owner: last, list } };
+  return { kind: 'list', place: { kind: 'children', owner: found.last, list } };
 }

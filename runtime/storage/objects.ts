@@ -64,9 +64,15 @@ function filterSql(filters: Record<string, string> | undefined): [string, Knex.R
   return [sql, params];
 }
 
-const COLUMNS = `id, tenant, type, parent_id, list, label, title, description, status, model_id, version,
-  created_by, (extract(epoch from date_created) * 1000)::bigint as date_created, modified_by,
-  (extract(epoch from date_modified) * 1000)::bigint as date_modified, props, custom`;
+/** The columns of an object row, of the table or of one alias of it in a join. */
+function columnsOf(alias = ''): string {
+  const a = alias ? `${alias}.` : '';
+  return `${a}id, ${a}tenant, ${a}type, ${a}parent_id, ${a}list, ${a}label, ${a}title, ${a}description, ${a}status, ${a}model_id, ${a}version,
+  ${a}created_by, (extract(epoch from ${a}date_created) * 1000)::bigint as date_created, ${a}modified_by,
+  (extract(epoch from ${a}date_modified) * 1000)::bigint as date_modified, ${a}props, ${a}custom`;
+}
+
+const COLUMNS = columnsOf();
 
 interface Row {
   id: string; tenant: string; type: string; parent_id: string | null; list: string; label: string;
@@ -223,28 +229,29 @@ export class ObjectStore {
   }
 
   /**
-   * A chain of objects in one query: the first found by technical key or as
-   * a root by label, each further one a child of the one before in a list,
-   * by label or technical key. Returns as many objects as were found in
-   * order; the caller checks types and lists.
+   * A path of objects in one join: the first found by technical key or as a
+   * root by label, each further one a child of the one before in a list, by
+   * label or technical key. Returns the last object whole and the technical
+   * key and type of every object on the way, or null if any is missing.
    */
-  async chain(tenant: string, first: { id: string } | { list: string; label: string }, steps: { list: string; key: string; isId: boolean }[]): Promise<StoredObject[]> {
-    const ctes: string[] = [];
+  async chain(tenant: string, first: { id: string } | { list: string; label: string }, steps: { list: string; key: string; isId: boolean }[]): Promise<{ last: StoredObject; path: { id: string; type: string }[] } | null> {
     const params: Knex.RawBinding[] = [];
-    if ('id' in first) {
-      ctes.push(`l0 as (select * from ${this.s}.objects where id = ?::uuid and tenant = ?::uuid)`);
-      params.push(first.id, tenant);
-    } else {
-      ctes.push(`l0 as (select * from ${this.s}.objects where tenant = ?::uuid and parent_id is null and list = ? and label = ?)`);
-      params.push(tenant, first.list, first.label);
-    }
-    steps.forEach((step, i) => {
-      ctes.push(`l${i + 1} as (select o.* from ${this.s}.objects o join l${i} p on o.parent_id = p.id where o.list = ? and o.${step.isId ? 'id = ?::uuid' : 'label = ?'})`);
+    const joins = steps.map((step, i) => {
       params.push(step.list, step.key);
+      return `join ${this.s}.objects l${i + 1} on l${i + 1}.parent_id = l${i}.id and l${i + 1}.list = ? and l${i + 1}.${step.isId ? 'id = ?::uuid' : 'label = ?'}`;
     });
-    const selects = ctes.map((_, i) => `select ${i} as depth, ${COLUMNS} from l${i}`);
-    const r = await this.q.raw(`with ${ctes.join(', ')} ${selects.join(' union all ')} order by depth`, params);
-    return r.rows.map(fromRow);
+    const where = 'id' in first ? 'l0.id = ?::uuid and l0.tenant = ?::uuid' : 'l0.tenant = ?::uuid and l0.parent_id is null and l0.list = ? and l0.label = ?';
+    params.push(...('id' in first ? [first.id, tenant] : [tenant, first.list, first.label]));
+    const levels = [...steps.keys(), steps.length].map((i) => `l${i}`);
+    const r = await this.q.raw(
+      `select ${columnsOf(levels[levels.length - 1])}, array[${levels.map((l) => `${l}.id::text`).join(', ')}] as path_ids,
+         array[${levels.map((l) => `${l}.type`).join(', ')}] as path_types
+       from ${this.s}.objects l0 ${joins.join(' ')} where ${where}`,
+      params,
+    );
+    if (!r.rows.length) return null;
+    const row = r.rows[0];
+    return { last: fromRow(row), path: (row.path_ids as string[]).map((id, i) => ({ id, type: row.path_types[i] as string })) };
   }
 
   /** All descendants of the objects, deepest first, for cascading deletes. */
