@@ -148,7 +148,7 @@ async function runOne(backend: string, objects: number): Promise<Run> {
       ...(pgName ? { SERVICE_DATABASE_URL: url.toString() } : { SERVICE_DATA_DIR: 'memory://' }),
     };
     // Request logging stays on, as in production, but goes nowhere.
-    const log = pino({ level: 'info', base: undefined }, pino.destination('/dev/null'));
+    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
     let tenant = '';
     const benchAuth = benchAuthPlugin(() => tenant);
     // PGlite in memory cannot be shared by a second instance: there the bench driver joins the one service.

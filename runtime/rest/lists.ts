@@ -2,6 +2,7 @@
  * Reading lists: the objects of a list place, keyset paging (`limit`,
  * `cursor`) with a HAL `next` link, and `total` over the whole list.
  */
+import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { createError } from '../errors.ts';
 import type { ObjectStore, Page, StoredObject } from '../storage/objects.ts';
@@ -83,10 +84,39 @@ function nextHref(ctx: Context, last: { label: unknown; id: unknown }): string {
   return url.toString();
 }
 
+const STREAM_CHUNK = 1000;
+
+/**
+ * A whole list is streamed: read in keyset chunks and written as they come,
+ * so that memory does not grow with the list. `total` stands last, where its
+ * count is known.
+ */
+function streamList(call: Call, store: ObjectStore, place: ListPlace, filters?: Record<string, string>) {
+  const { ctx, deps } = call;
+  async function* body() {
+    yield `{"_links":${JSON.stringify({ self: { href: ctx.href } })},"_embedded":{${JSON.stringify(placeName(place))}:[`;
+    let total = 0;
+    let after: Page['after'];
+    for (;;) {
+      const chunk = await listItems(call, store, place, { limit: STREAM_CHUNK, after, filters });
+      const text = chunk.map((o) => JSON.stringify(halStored(deps.model, call.links, call.db, o))).join(',');
+      if (text) yield (total ? ',' : '') + text;
+      total += chunk.length;
+      if (chunk.length < STREAM_CHUNK) break;
+      const last = chunk[chunk.length - 1];
+      after = { label: last.label, id: last.id };
+    }
+    yield `]},"total":${total}}`;
+  }
+  ctx.type = 'application/json';
+  ctx.body = Readable.from(body(), { objectMode: false });
+}
+
 /** One more than the page is read, so that a next link is given only when there is a next page. */
 export async function readList(call: Call, store: ObjectStore, place: ListPlace) {
   const { ctx, deps } = call;
   const page = { ...pageOf(ctx), filters: filtersOf(call, place) };
+  if (!page.limit && !page.after) return streamList(call, store, place, page.filters);
   const items = await listItems(call, store, place, page.limit ? { ...page, limit: page.limit + 1 } : page);
   const more = page.limit !== undefined && items.length > page.limit;
   if (more) items.pop();
