@@ -115,17 +115,6 @@ async function assemble(config: Config, options: ServiceOptions, log: Logger, pl
   app.proxy = config.env.SERVICE_TRUST_PROXY === 'true';
   const base = (ctx: Context) => `${ctx.protocol}://${ctx.host}${config.contextPath}`;
 
-  app.use(async function contextPath(ctx, next) {
-    if (config.contextPath) {
-      if (ctx.path !== config.contextPath && !ctx.path.startsWith(`${config.contextPath}/`)) {
-        ctx.status = 404;
-        ctx.body = { statusCode: 404, method: ctx.method, message: 'Not found', _links: { self: ctx.href } };
-        return;
-      }
-      ctx.path = ctx.path.slice(config.contextPath.length) || '/';
-    }
-    return next();
-  });
   app.use(async function requestLog(ctx, next) {
     const started = process.hrtime.bigint();
     const requestId = randomUUID();
@@ -142,6 +131,15 @@ async function assemble(config: Config, options: ServiceOptions, log: Logger, pl
     }
   });
   app.use(errorMiddleware({ log, defaultLanguage: config.language }));
+  app.use(async function contextPath(ctx, next) {
+    if (config.contextPath) {
+      if (ctx.path !== config.contextPath && !ctx.path.startsWith(`${config.contextPath}/`)) {
+        throw createError('NOT_FOUND');
+      }
+      ctx.path = ctx.path.slice(config.contextPath.length) || '/';
+    }
+    return next();
+  });
 
   // Three fixed addresses: a switch costs the request path less than a router.
   app.use(async function serviceRoutes(ctx, next) {
@@ -183,7 +181,10 @@ async function assemble(config: Config, options: ServiceOptions, log: Logger, pl
 
   app.use(async function rest(ctx, next) {
     if (!ctx.path.startsWith('/rest/')) return next();
-    const [dbName, ...segments] = splitPath(ctx.path.slice('/rest/'.length));
+    // Only the database name is read before authentication; the rest of the path is judged after it.
+    const rest = ctx.path.slice('/rest/'.length);
+    const slash = rest.indexOf('/');
+    const [dbName] = splitPath(slash < 0 ? rest : rest.slice(0, slash));
     const db = await databases.get(dbName);
     if (!db) {
       // Only a system administrator learns that a database does not exist; anyone else cannot tell it from a wrong password.
@@ -191,7 +192,8 @@ async function assemble(config: Config, options: ServiceOptions, log: Logger, pl
       throw createError('OBJECT_NOT_FOUND', { type: 'database', key: dbName });
     }
     ctx.state.principal = await authenticator.authenticate(ctx, db);
-    if (!segments.length) throw createError('NOT_FOUND');
+    if (slash < 0 || slash === rest.length - 1) throw createError('NOT_FOUND');
+    const segments = splitPath(rest.slice(slash + 1));
     const handle = () => handleRest(ctx, restDeps, ctx.state.principal, db.name, segments, { base: base(ctx), db: db.name });
     // Reads carry no body to parse.
     if (ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'DELETE') return handle();

@@ -41,8 +41,21 @@ describe('operability', () => {
     expect(created._links.self.href).to.equal(`${t.url}/rest/${db}/schemes/${created.id}`);
     expect((await t.request('/health', { auth: null })).status).to.equal(200);
     expect((await t.request('/specification/openapi.yaml')).status).to.equal(200);
-    const outside = await fetch(t.url.replace(/\/mms$/, `/rest/${db}/schemes`), { headers: { authorization: basic(ADMIN.loginId, ADMIN.password) } });
+    const outside = await fetch(t.url.replace(/\/mms$/, `/rest/${db}/schemes`), { headers: { authorization: basic(ADMIN.loginId, ADMIN.password), 'accept-language': 'de' } });
     expect(outside.status).to.equal(404);
+    expect(await outside.json()).to.include({ statusCode: 404, message: 'Unter dieser Adresse wurde nichts gefunden.' });
+  });
+
+  it('judges the path of a REST call only after authentication', async () => {
+    t = await startService();
+    const db = await createDatabase(t);
+    for (const path of [`/rest/${db}/schemes//x`, `/rest/${db}/schemes/%E0%A4%A`, `/rest/${db}/schemes/..`, `/rest/nosuchdb/schemes`]) {
+      const r = await t.request(path, { auth: null });
+      expect(r.status, path).to.equal(401);
+      expect(r.headers.get('www-authenticate'), path).to.match(/^Basic /);
+    }
+    expect((await t.request(`/rest/${db}/schemes//x`)).status).to.equal(400);
+    expect((await t.request(`/rest/nosuchdb/schemes`)).status).to.equal(404);
   });
 
   it('logs each request as JSON with method, path, status, duration and login ID, and never the password', async () => {
