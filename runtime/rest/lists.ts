@@ -91,20 +91,21 @@ const STREAM_CHUNK = 1000;
  * so that memory does not grow with the list. `total` stands last, where its
  * count is known.
  */
-function streamList(call: Call, store: ObjectStore, place: ListPlace, filters?: Record<string, string>) {
+async function streamList(call: Call, store: ObjectStore, place: ListPlace, filters?: Record<string, string>) {
   const { ctx, deps } = call;
+  const read = (after?: Page['after']) => listItems(call, store, place, { limit: STREAM_CHUNK, after, filters });
+  // The first chunk is read before the status is sent, so that a failing database is still a 503, not a cut-off 200.
+  const first = await read();
   async function* body() {
     yield `{"_links":${JSON.stringify({ self: { href: ctx.href } })},"_embedded":{${JSON.stringify(placeName(place))}:[`;
     let total = 0;
-    let after: Page['after'];
-    for (;;) {
-      const chunk = await listItems(call, store, place, { limit: STREAM_CHUNK, after, filters });
+    for (let chunk = first; ; ) {
       const text = chunk.map((o) => JSON.stringify(halStored(deps.model, call.links, call.db, o))).join(',');
       if (text) yield (total ? ',' : '') + text;
       total += chunk.length;
       if (chunk.length < STREAM_CHUNK) break;
       const last = chunk[chunk.length - 1];
-      after = { label: last.label, id: last.id };
+      chunk = await read({ label: last.label, id: last.id });
     }
     yield `]},"total":${total}}`;
   }
