@@ -5,8 +5,13 @@
  * Every function takes the caller's transaction: the caller decides what is
  * one unit of work.
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { schemaOf } from './migrations.ts';
+
+interface PreparingConnection {
+  query(config: { name: string; text: string; values: Knex.RawBinding[] }): Promise<{ rows: Row[] }>;
+}
 
 export interface StoredObject {
   id: string;
@@ -155,9 +160,26 @@ export class ObjectStore {
   /** tenant null: any tenant (system administrators reading tenants). */
   async byId(tenant: string | null, id: string): Promise<StoredObject | null> {
     const r = tenant === null
-      ? await this.q.raw(`select ${COLUMNS} from ${this.s}.objects where id = ?`, [id])
-      : await this.q.raw(`select ${COLUMNS} from ${this.s}.objects where id = ? and tenant = ?`, [id, tenant]);
+      ? await this.prepared(`select ${COLUMNS} from ${this.s}.objects where id = $1::uuid`, [id])
+      : await this.prepared(`select ${COLUMNS} from ${this.s}.objects where id = $1::uuid and tenant = $2::uuid`, [id, tenant]);
     return r.rows[0] ? fromRow(r.rows[0]) : null;
+  }
+
+  /**
+   * The hottest lookups run as named prepared statements outside
+   * transactions: parsed and planned once per connection instead of per
+   * request. Inside a transaction they go through the transaction as usual.
+   */
+  private async prepared(text: string, values: Knex.RawBinding[]): Promise<{ rows: Row[] }> {
+    if ((this.q as Knex.Transaction).isTransaction) return this.q.raw(text.replace(/\$\d+/g, '?'), values);
+    const client = (this.q as Knex).client as { acquireConnection(): Promise<PreparingConnection>; releaseConnection(c: unknown): Promise<void> };
+    const name = `q_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    const connection = await client.acquireConnection();
+    try {
+      return await connection.query({ name, text, values });
+    } finally {
+      await client.releaseConnection(connection);
+    }
   }
 
   async byIds(tenant: string, ids: string[]): Promise<StoredObject[]> {
@@ -243,14 +265,13 @@ export class ObjectStore {
     const where = 'id' in first ? 'l0.id = ?::uuid and l0.tenant = ?::uuid' : 'l0.tenant = ?::uuid and l0.parent_id is null and l0.list = ? and l0.label = ?';
     params.push(...('id' in first ? [first.id, tenant] : [tenant, first.list, first.label]));
     const levels = [...steps.keys(), steps.length].map((i) => `l${i}`);
-    const r = await this.q.raw(
-      `select ${columnsOf(levels[levels.length - 1])}, array[${levels.map((l) => `${l}.id::text`).join(', ')}] as path_ids,
+    const sql = `select ${columnsOf(levels[levels.length - 1])}, array[${levels.map((l) => `${l}.id::text`).join(', ')}] as path_ids,
          array[${levels.map((l) => `${l}.type`).join(', ')}] as path_types
-       from ${this.s}.objects l0 ${joins.join(' ')} where ${where}`,
-      params,
-    );
+       from ${this.s}.objects l0 ${joins.join(' ')} where ${where}`;
+    let n = 0;
+    const r = await this.prepared(sql.replace(/\?/g, () => `$${++n}`), params);
     if (!r.rows.length) return null;
-    const row = r.rows[0];
+    const row = r.rows[0] as Row & { path_ids: string[]; path_types: string[] };
     return { last: fromRow(row), path: (row.path_ids as string[]).map((id, i) => ({ id, type: row.path_types[i] as string })) };
   }
 
