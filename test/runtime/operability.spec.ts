@@ -58,6 +58,19 @@ describe('operability', () => {
     expect((await t.request(`/rest/nosuchdb/schemes`)).status).to.equal(404);
   });
 
+  it('answers 404, not 500, when another instance dropped the database a moment ago', async () => {
+    t = await startService();
+    const db = await createDatabase(t);
+    const scheme = await (await t.request(`/rest/${db}/schemes`, { method: 'POST', json: { _type: 'Scheme', label: 'S' } })).json();
+    expect((await t.request(`/rest/${db}/schemes/${scheme.id}`)).status).to.equal(200);
+    // What another instance's DELETE leaves for this one while its cache still knows the database.
+    await t.service.storage.knex.raw(`drop schema "db_${db}" cascade`);
+    for (const path of [`/rest/${db}/schemes/${scheme.id}`, `/rest/${db}/schemes/S/classifiers/C`, `/rest/${db}/schemes`]) {
+      const r = await t.request(path);
+      expect(r.status, path).to.equal(404);
+    }
+  });
+
   it('logs each request as JSON with method, path, status, duration and login ID, and never the password', async () => {
     t = await startService();
     const before = logLines.length;
