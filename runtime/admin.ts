@@ -7,7 +7,8 @@ import { createError } from './errors.ts';
 import type { Authenticator } from './auth/middleware.ts';
 import type { Databases } from './storage/databases.ts';
 
-export function adminRoutes({ databases, authenticator }: { databases: Databases; authenticator: Authenticator }) {
+/** `dropped`: tells what remembers users of a database (sign-ins) that they are gone. */
+export function adminRoutes({ databases, authenticator, dropped }: { databases: Databases; authenticator: Authenticator; dropped(db: string): void }) {
   return async function admin(ctx: Context, next: Next) {
     const match = /^\/api\/admin\/databases(?:\/([^/]+))?\/?$/.exec(ctx.path);
     if (!match) return next();
@@ -39,6 +40,7 @@ export function adminRoutes({ databases, authenticator }: { databases: Databases
     }
     if (name !== undefined && ctx.method === 'DELETE') {
       await databases.drop(name);
+      dropped(name);
       ctx.status = 204;
       return;
     }

@@ -15,7 +15,6 @@ import { loadGenerated, type Generated } from './generated.ts';
 import { openStorage, type Storage } from './storage/connection.ts';
 import { migrateControl } from './storage/migrations.ts';
 import { Databases } from './storage/databases.ts';
-import { applyViews } from './storage/views.ts';
 import { createDirectory } from './auth/directory.ts';
 import { createAuthenticator } from './auth/middleware.ts';
 import type { AuthDriver, Principal } from './auth/types.ts';
@@ -65,22 +64,21 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const generated = await loadGenerated(config.generatedDir);
   const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    return await assemble(config, options, log, plugins, generated, storage);
+    return await assemble(config, log, plugins, generated, storage);
   } catch (err) {
     await storage.close().catch(() => undefined);
     throw err;
   }
 }
 
-async function assemble(config: Config, options: ServiceOptions, log: Logger, plugins: PluginManifest[], generated: Generated, storage: Storage): Promise<Service> {
+async function assemble(config: Config, log: Logger, plugins: PluginManifest[], generated: Generated, storage: Storage): Promise<Service> {
   const { knex } = storage;
   const standard = readStandardMetamodel();
   const databases = new Databases(knex, {
-    applyViews: (q, db) => applyViews(q as never, db, generated.viewsSql),
     afterCreate: async (trx, db, tenant, actor) => {
       if (db === META_DATABASE) await seedMetamodel(trx, standard, tenant, actor);
     },
-  });
+  }, generated.viewsSql);
   const directory = createDirectory(knex, config.adminUsers);
   const drivers: { driver: AuthDriver; order: number }[] = [];
   const secretHandlers = new Map<string, SecretHandler>();
@@ -172,7 +170,7 @@ async function assemble(config: Config, options: ServiceOptions, log: Logger, pl
     return next();
   });
 
-  const admin = adminRoutes({ databases, authenticator });
+  const admin = adminRoutes({ databases, authenticator, dropped: (db) => restDeps.changed(db, ['Tenant', 'User']) });
   const parseJson = jsonBody(config.bodyLimitBytes);
   app.use(async function adminApi(ctx, next) {
     if (!ctx.path.startsWith('/api/admin/')) return next();

@@ -41,7 +41,6 @@ const en: Record<string, string> = {
   typeMissing: 'The property _type is mandatory.',
   referenceNotFound: 'No {type} with this technical key exists.',
   typeChange: 'The type of an existing object cannot be changed.',
-  readOnlyProperty: 'The property is read-only.',
   // object kinds for messages
   actionCreate: 'created',
   actionUpdate: 'changed',
@@ -86,7 +85,6 @@ const de: Record<string, string> = {
   typeMissing: 'Die Eigenschaft _type ist ein Pflichtfeld.',
   referenceNotFound: 'Es gibt kein Objekt {type} mit diesem technischen Schlüssel.',
   typeChange: 'Der Typ eines bestehenden Objekts kann nicht geändert werden.',
-  readOnlyProperty: 'Die Eigenschaft kann nicht geschrieben werden.',
   actionCreate: 'angelegt',
   actionUpdate: 'geändert',
 };

@@ -2,26 +2,30 @@
  * Named databases: each a schema with its own tables, views and tenants.
  * Creating `meta` fills it with the standard metamodel.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createError } from '../errors.ts';
 import type { DatabaseInfo } from '../auth/types.ts';
-import { migrateDatabase, schemaOf } from './migrations.ts';
+import { DATABASE_NAME, migrateDatabase, schemaOf } from './migrations.ts';
+import { applyViews } from './views.ts';
 import { ObjectStore, plainObject, type StoredObject } from './objects.ts';
 
-export const DATABASE_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+export { DATABASE_NAME };
 
 export interface DatabaseHooks {
   /** Runs inside the creating transaction, after the tables and the default tenant exist. */
   afterCreate(trx: Knex.Transaction, db: string, defaultTenant: string, actor: string): Promise<void>;
-  /** Brings the views of a database up to the generated definition. */
-  applyViews(knex: Knex | Knex.Transaction, db: string): Promise<void>;
 }
 
 export class Databases {
   private readonly cache = new Map<string, { info: DatabaseInfo | null; until: number }>();
 
-  constructor(private readonly knex: Knex, private readonly hooks: DatabaseHooks, private readonly cacheMs = 2000) {}
+  private readonly viewsHash: string;
+
+  /** `viewsSql`: the generated view definitions every database gets. */
+  constructor(private readonly knex: Knex, private readonly hooks: DatabaseHooks, private readonly viewsSql: string, private readonly cacheMs = 2000) {
+    this.viewsHash = createHash('sha256').update(viewsSql).digest('hex');
+  }
 
   /** The database, or null; remembered briefly because every request asks. */
   async get(name: string): Promise<DatabaseInfo | null> {
@@ -55,7 +59,7 @@ export class Databases {
       if (taken.rows.length) throw createError('DATABASE_EXISTS', { name });
       await migrateDatabase(trx, name);
       await createTenant(new ObjectStore(trx, name), name, defaultTenant, 'Default', actor);
-      await this.hooks.applyViews(trx, name);
+      await this.updateViews(trx, name);
       await this.hooks.afterCreate(trx, name, defaultTenant, actor);
     });
     this.cache.delete(name);
@@ -71,12 +75,18 @@ export class Databases {
     this.cache.delete(name);
   }
 
-  /** Brings every database's tables and views up to date at start. */
+  /** Brings every database's tables and views up to date at start; views only where the generated ones changed. */
   async upgradeAll(): Promise<void> {
-    for (const { name } of await this.list()) {
+    const r = await this.knex.raw(`select name, views_hash from service.databases order by name`);
+    for (const { name, views_hash: viewsHash } of r.rows as { name: string; views_hash: string | null }[]) {
       await migrateDatabase(this.knex, name);
-      await this.hooks.applyViews(this.knex, name);
+      if (viewsHash !== this.viewsHash) await this.updateViews(this.knex, name);
     }
+  }
+
+  private async updateViews(q: Knex | Knex.Transaction, name: string) {
+    await applyViews(q, name, this.viewsSql);
+    await q.raw(`update service.databases set views_hash = ? where name = ?`, [this.viewsHash, name]);
   }
 }
 

@@ -9,6 +9,9 @@ import type { Knex } from 'knex';
 
 export const CONTROL_SCHEMA = 'service';
 
+/** Names of databases (decisions §2); they end up quoted in SQL, so nothing else may pass. */
+export const DATABASE_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+
 /** PostgreSQL cuts identifiers at 63 bytes: longer names keep a prefix and a digest of the whole, so two names never share a schema. */
 export function schemaOf(db: string): string {
   const schema = `db_${db}`;
@@ -29,6 +32,8 @@ const controlMigrations: string[] = [
      pepper_id text,
      updated_at timestamptz not null default now()
    );`,
+  // The generated views a database has, so that a start recreates them only when they changed.
+  `alter table service.databases add column views_hash text;`,
 ];
 
 /** `$S` stands for the quoted schema of the database. */

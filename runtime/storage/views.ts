@@ -6,18 +6,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Knex } from 'knex';
-import { schemaOf } from './migrations.ts';
+import { DATABASE_NAME, schemaOf } from './migrations.ts';
 
 export const VIEWS_FILE = 'views.gen.sql';
 
-const DATABASE_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 
 export function readViewsSql(generatedDir: string): string {
   return readFileSync(join(generatedDir, VIEWS_FILE), 'utf8');
 }
 
 /** Drops and recreates the views of database `db` in one transaction. */
-export async function applyViews(knex: Knex, db: string, sql: string): Promise<void> {
+export async function applyViews(knex: Knex | Knex.Transaction, db: string, sql: string): Promise<void> {
   // The name ends up quoted in SQL; the pattern keeps it from closing the quotes.
   if (!DATABASE_NAME.test(db)) throw new Error(`invalid database name: ${db}`);
   const schema = schemaOf(db);

@@ -25,6 +25,17 @@ describe('administration of databases (/api/admin/databases)', () => {
     expect((await r.json()).statusCode).to.equal(409);
   });
 
+  it('forgets remembered sign-ins of a dropped database, even when one of its name comes back at once', async () => {
+    const name = await createDatabase(t);
+    const old = { loginId: 'comeback', password: secret('comeback-Passwort-1') };
+    await createUser(t, name, { ...old, accessLevel: 'EDITOR' });
+    expect((await t.request(`/rest/${name}/schemes`, { auth: old })).status).to.equal(200);
+    expect((await t.request(`/api/admin/databases/${name}`, { method: 'DELETE' })).status).to.equal(204);
+    // No user is written afterwards, which would also make the sign-in be looked up again.
+    await createDatabase(t, name);
+    expect((await t.request(`/rest/${name}/schemes`, { auth: old })).status).to.equal(401);
+  });
+
   it('gives a new database exactly one tenant, the default tenant labelled Default', async () => {
     const r = await t.request(`/rest/${db}/tenants`);
     const list = await r.json();
