@@ -146,11 +146,16 @@ describe('operability', () => {
       url.port = String(port);
       t = await startService({ SERVICE_DATABASE_URL: url.toString() });
       const db = await createDatabase(t);
-      expect((await t.request(`/rest/${db}/schemes`)).status).to.equal(200);
+      const scheme = await (await t.request(`/rest/${db}/schemes`, { method: 'POST', json: { _type: 'Scheme', label: 'S' } })).json();
+      // Lists, the prepared lookup by technical key and business-key chains each meet the outage.
+      const paths = [`/rest/${db}/schemes`, `/rest/${db}/schemes/${scheme.id}`, `/rest/${db}/schemes/S/classifiers/C`];
+      expect((await t.request(paths[1])).status).to.equal(200);
       goAway();
-      const during = await t.request(`/rest/${db}/schemes`, { auth: { loginId: 'admin', password: 'admin-secret-1' } });
-      expect(during.status).to.equal(503);
-      expect((await during.json()).statusCode).to.equal(503);
+      for (const path of paths) {
+        const during = await t.request(path);
+        expect(during.status, path).to.equal(503);
+        expect((await during.json()).statusCode).to.equal(503);
+      }
       expect((await t.request('/health', { auth: null })).status).to.equal(503);
       await listen(port);
       let status = 0;
@@ -159,6 +164,7 @@ describe('operability', () => {
         if (status !== 200) await new Promise((r) => setTimeout(r, 250));
       }
       expect(status).to.equal(200);
+      expect((await t.request(paths[1])).status).to.equal(200);
       goAway();
     });
   });
