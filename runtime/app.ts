@@ -9,16 +9,19 @@ import Koa, { type Context, type Next } from 'koa';
 import Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import pino, { type Logger } from 'pino';
+import type { Knex } from 'knex';
 import type { Config } from './config.ts';
 import { createError, errorMiddleware, isDatabaseUnavailable } from './errors.ts';
 import { loadGenerated, type Generated } from './generated.ts';
 import { openStorage, type Storage } from './storage/connection.ts';
-import { migrateControl } from './storage/migrations.ts';
+import { migrateControl, PluginMigrations } from './storage/migrations.ts';
 import { Databases } from './storage/databases.ts';
 import { createDirectory } from './auth/directory.ts';
 import { createAuthenticator } from './auth/middleware.ts';
 import type { AuthDriver, Principal } from './auth/types.ts';
-import { checkPluginConfig, orderPlugins, type PluginHost, type PluginManifest, type SecretHandler } from './plugins.ts';
+import { checkPluginConfig, orderPlugins, type PluginHost, type PluginManifest, type RestExtension, type SecretHandler } from './plugins.ts';
+import { enabledMethods } from './auth/methods.ts';
+import type { CustomPropertiesCheck } from './rest/writer.ts';
 import { META_DATABASE, seedMetamodel } from './metamodel/meta-database.ts';
 import { readStandardMetamodel } from './metamodel/standard.ts';
 import { handleRest } from './rest/handlers.ts';
@@ -59,6 +62,7 @@ function jsonBody(limitBytes: number) {
 export async function createService(config: Config, options: ServiceOptions): Promise<Service> {
   const log = options.log ?? pino({ level: config.logLevel, base: undefined });
   // Configuration errors stop the start before anything is opened.
+  enabledMethods(config.env);
   const plugins = orderPlugins(options.plugins).filter((p) => !p.enabled || p.enabled(config.env));
   for (const plugin of plugins) checkPluginConfig(plugin, config.env);
   const generated = await loadGenerated(config.generatedDir);
@@ -74,10 +78,16 @@ export async function createService(config: Config, options: ServiceOptions): Pr
 async function assemble(config: Config, log: Logger, plugins: PluginManifest[], generated: Generated, storage: Storage): Promise<Service> {
   const { knex } = storage;
   const standard = readStandardMetamodel();
+  const migrations = new PluginMigrations();
+  const viewTasks: ((q: Knex | Knex.Transaction, db: string) => Promise<void>)[] = [];
   const databases = new Databases(knex, {
     afterCreate: async (trx, db, tenant, actor) => {
       if (db === META_DATABASE) await seedMetamodel(trx, standard, tenant, actor);
     },
+    afterViews: async (q, db) => {
+      for (const task of viewTasks) await task(q, db);
+    },
+    migrations,
   }, generated.viewsSql);
   const directory = createDirectory(knex, config.adminUsers);
   const drivers: { driver: AuthDriver; order: number }[] = [];
@@ -86,8 +96,21 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   const closeTasks: (() => Promise<void>)[] = [];
   const changeListeners: ((db: string, types: string[]) => void)[] = [];
   const pluginRouter = new Router();
+  const apiRouter = new Router({ prefix: '/api/:db' });
+  const restExtensions: RestExtension[] = [];
+  let customProperties: CustomPropertiesCheck | undefined;
+  const parseJson = jsonBody(config.bodyLimitBytes);
   const host: PluginHost = {
-    config, knex, log, directory, router: pluginRouter,
+    config, knex, storage, databases, log, directory, router: pluginRouter, api: apiRouter,
+    jsonBody: parseJson,
+    addRestExtension: (extension) => restExtensions.push(extension),
+    setCustomPropertiesCheck: (check) => {
+      if (customProperties) throw new Error('a custom-properties check is registered already');
+      customProperties = check;
+    },
+    addDatabaseMigrations: (plugin, list) => migrations.database.set(plugin, list),
+    addControlMigrations: (plugin, list) => migrations.control.set(plugin, list),
+    afterViews: (task) => viewTasks.push(task),
     addAuthDriver: (driver, order) => drivers.push({ driver, order }),
     addSecretHandler: (key, handler) => secretHandlers.set(key, handler),
     onStart: (task) => startTasks.push(task),
@@ -96,14 +119,14 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   };
   for (const plugin of plugins) await plugin.register(host);
   const restDeps = {
-    model: generated.metamodel, validators: generated.validators, knex, secretHandlers,
+    model: generated.metamodel, validators: generated.validators, knex, secretHandlers, customProperties,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
   const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory);
 
   let ready = false;
   const prepare = async () => {
-    await migrateControl(knex);
+    await migrateControl(knex, migrations);
     await databases.upgradeAll();
     for (const task of startTasks) await task();
     ready = true;
@@ -171,7 +194,6 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   });
 
   const admin = adminRoutes({ databases, authenticator, dropped: (db) => restDeps.changed(db, ['Tenant', 'User']) });
-  const parseJson = jsonBody(config.bodyLimitBytes);
   app.use(async function adminApi(ctx, next) {
     if (!ctx.path.startsWith('/api/admin/')) return next();
     return parseJson(ctx, () => admin(ctx, next));
@@ -192,10 +214,33 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     ctx.state.principal = await authenticator.authenticate(ctx, db);
     if (slash < 0 || slash === rest.length - 1) throw createError('NOT_FOUND');
     const segments = splitPath(rest.slice(slash + 1));
-    const handle = () => handleRest(ctx, restDeps, ctx.state.principal, db.name, segments, { base: base(ctx), db: db.name });
+    const handle = async () => {
+      for (const extension of restExtensions) {
+        if (await extension({ ctx, principal: ctx.state.principal, db: db.name, segments, base: base(ctx) })) return;
+      }
+      return handleRest(ctx, restDeps, ctx.state.principal, db.name, segments, { base: base(ctx), db: db.name });
+    };
     // Reads carry no body to parse.
     if (ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'DELETE') return handle();
     await parseJson(ctx, handle);
+  });
+  // The plugins' interfaces of a database (query, profiles): authenticated like /rest.
+  const apiRoutes = apiRouter.routes();
+  app.use(async function api(ctx, next) {
+    if (!ctx.path.startsWith('/api/')) return next();
+    const rest = ctx.path.slice('/api/'.length);
+    const slash = rest.indexOf('/');
+    const [dbName] = splitPath(slash < 0 ? rest : rest.slice(0, slash));
+    const db = await databases.get(dbName);
+    if (!db) {
+      ctx.state.principal = await authenticator.authenticate(ctx, null);
+      throw createError('OBJECT_NOT_FOUND', { type: 'database', key: dbName });
+    }
+    ctx.state.principal = await authenticator.authenticate(ctx, db);
+    ctx.state.db = db;
+    await apiRoutes(ctx as never, async () => {
+      throw createError('NOT_FOUND');
+    });
   });
   app.use(pluginRouter.routes());
 

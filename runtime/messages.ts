@@ -91,6 +91,14 @@ const de: Record<string, string> = {
 
 export const MESSAGES: Record<Language, Record<string, string>> = { en, de };
 
+/** Plugins bring their own texts; a key is registered once. */
+export function registerMessages(language: Language, entries: Record<string, string>) {
+  for (const [key, text] of Object.entries(entries)) {
+    if (MESSAGES[language][key] !== undefined && MESSAGES[language][key] !== text) throw new Error(`message ${key} (${language}) is registered twice`);
+    MESSAGES[language][key] = text;
+  }
+}
+
 export function translate(language: Language, key: string, params: Record<string, unknown> = {}): string {
   const text = MESSAGES[language][key] ?? MESSAGES.en[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (_, name) => {

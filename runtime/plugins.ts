@@ -12,17 +12,57 @@ import { ConfigError } from './config.ts';
 import type { AuthDriver, Directory } from './auth/types.ts';
 import type { StoredObject } from './storage/objects.ts';
 import type { Violation } from './errors.ts';
+import type { Storage } from './storage/connection.ts';
+import type { Databases } from './storage/databases.ts';
+import type { Principal } from './auth/types.ts';
+import type { CustomPropertiesCheck } from './rest/writer.ts';
+import type { Context, Next } from 'koa';
 
 /** Keeps a write-only property (e.g. a password) outside the objects table, in the write's transaction. */
 export type SecretHandler = (write: { trx: Knex.Transaction; db: string; object: StoredObject; value: unknown }) => Promise<Violation[] | void>;
 
+/**
+ * A path below /rest/<db>/ that is not a metadata object (e.g. access keys):
+ * asked, after authentication and body parsing, before the generic handlers.
+ * Returns false when the path is not its own.
+ */
+export type RestExtension = (call: {
+  ctx: Context;
+  principal: Principal;
+  db: string;
+  /** Decoded path segments after the database name. */
+  segments: string[];
+  /** Base URL including the context path. */
+  base: string;
+}) => Promise<boolean> | boolean;
+
 export interface PluginHost {
   config: Config;
   knex: Knex;
+  storage: Storage;
+  databases: Databases;
   log: Logger;
   directory: Directory;
-  /** Routes outside /rest, mounted below the context path. */
+  /** Routes outside /rest and /api/<db>, mounted below the context path; unauthenticated unless the plugin authenticates. */
   router: Router;
+  /**
+   * Routes of `/api/<db>/…`, written relative to it (`/queries/download`).
+   * They run after the database was found and the caller authenticated:
+   * `ctx.state.principal` (Principal) and `ctx.state.db` (DatabaseInfo) are
+   * set. Bodies are not parsed; use `jsonBody` for JSON.
+   */
+  api: Router;
+  /** Parses a JSON body within the configured limit (415 / 413 / 400 as the REST interface does). */
+  jsonBody(ctx: Context, next: Next): Promise<unknown>;
+  addRestExtension(extension: RestExtension): void;
+  /** The one check of custom properties on every REST write. */
+  setCustomPropertiesCheck(check: CustomPropertiesCheck): void;
+  /** Append-only migrations of tables the plugin keeps in every database (`$S` = the database's schema). */
+  addDatabaseMigrations(plugin: string, migrations: string[]): void;
+  /** Append-only migrations of tables in the control schema (`$S` = "service"). */
+  addControlMigrations(plugin: string, migrations: string[]): void;
+  /** Runs after a database's generated views were (re)created, and for every database at start. */
+  afterViews(task: (q: Knex | Knex.Transaction, db: string) => Promise<void>): void;
   addAuthDriver(driver: AuthDriver, order: number): void;
   /** Key: `<Type>.<property>`. */
   addSecretHandler(key: string, handler: SecretHandler): void;

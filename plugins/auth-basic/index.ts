@@ -13,6 +13,8 @@ import { CredentialCache } from './cache.ts';
 import { parsePepperStore } from './pepper.ts';
 import { PasswordHasher, type StoredPassword } from './passwords.ts';
 import { LoginThrottle } from './throttle.ts';
+import { enabledMethods } from '../../runtime/auth/methods.ts';
+import { registerMessages } from '../../runtime/messages.ts';
 
 const MIN_PASSWORD_LENGTH = 8;
 
@@ -217,6 +219,9 @@ function cacheScope(stored: StoredPassword): string {
   return `${stored.pepperId ?? ''}\u0000${stored.hash}`;
 }
 
+registerMessages('en', { passwordsNotManaged: 'Passwords are not kept by the service with the configured sign-in method.' });
+registerMessages('de', { passwordsNotManaged: 'Mit der eingestellten Anmeldemethode verwaltet der Dienst keine Passwörter.' });
+
 export const manifest: PluginManifest = {
   name: 'auth-basic',
   configSchema: {
@@ -235,7 +240,9 @@ export const manifest: PluginManifest = {
     const signIns = new CredentialCache<Principal>({ ttlMs });
     const throttle = new LoginThrottle();
     const driver = new BasicDriver({ hasher, passwords, directory: host.directory, cache, signIns, throttle, log: host.log });
-    host.addAuthDriver(driver, 100);
+    // Login ID and password is chosen only when no other method is on (general rule 6); another method keeps no passwords.
+    const managed = enabledMethods(env).basic;
+    if (managed) host.addAuthDriver(driver, 100);
     // Another instance's change reaches this one's remembered sign-ins only when they expire (SERVICE_AUTH_CACHE_TTL).
     host.onChange((_db, types) => {
       if (types.includes('User') || types.includes('Tenant')) driver.forgetSignIns();
@@ -243,6 +250,7 @@ export const manifest: PluginManifest = {
 
     // A changed password is a new hash, which no remembered check matches: nothing to forget here.
     host.addSecretHandler('User.password', async ({ trx, db, object, value }) => {
+      if (!managed) return [{ path: 'password', key: 'passwordsNotManaged' }];
       if (typeof value !== 'string') return [{ path: 'password', key: 'wrongType', params: { expected: 'string' } }];
       if (value.length < MIN_PASSWORD_LENGTH) return [{ path: 'password', key: 'tooShort', params: { limit: MIN_PASSWORD_LENGTH } }];
       if (value.length > 1024) return [{ path: 'password', key: 'tooLong', params: { limit: 1024 } }];
@@ -252,7 +260,7 @@ export const manifest: PluginManifest = {
 
     host.onStart(async () => {
       const { adminUsers, adminPassword } = host.config;
-      if (adminPassword) await passwords.setAdmin(adminUsers[0], await hasher.hash(adminPassword));
+      if (adminPassword && managed) await passwords.setAdmin(adminUsers[0], await hasher.hash(adminPassword));
       await driver.prepare();
     });
   },

@@ -14,7 +14,7 @@ import { halList, halObject, halStored, objectHref, type Links } from './hal.ts'
 import { placeItemType, placeName, placeTypes, resolvePath, type ListPlace, type PathKey, type Scope, type Target } from './paths.ts';
 import { resolvePathAt } from './as-of.ts';
 import { listItems, pagedAsOf, readList } from './lists.ts';
-import { assertNoViolations, changesNothing, itemPath, type PreparedWrite, type Validators, Writer } from './writer.ts';
+import { assertNoViolations, changesNothing, itemPath, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
 import { removalOf } from './removal.ts';
 
 export interface RestDeps {
@@ -22,6 +22,8 @@ export interface RestDeps {
   validators: Validators;
   knex: Knex;
   secretHandlers: Map<string, SecretHandler>;
+  /** Validates custom properties against the tenant's annotations (profiles plugin). */
+  customProperties?: CustomPropertiesCheck;
   /** Told after a write committed, with the types it touched (caches of users and tenants listen). */
   changed?(db: string, types: string[]): void;
 }
@@ -140,7 +142,7 @@ function creatable(model: Metamodel, place: ListPlace): boolean {
 }
 
 function writerOf(call: Call, store: ObjectStore) {
-  return new Writer(call.deps.model, call.deps.validators, store, call.scope.tenant, call.principal.loginId);
+  return new Writer(call.deps.model, call.deps.validators, store, call.scope.tenant, call.principal.loginId, call.deps.customProperties);
 }
 
 async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore, target: Exclude<Target, { kind: 'list' }>) {

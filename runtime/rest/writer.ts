@@ -88,6 +88,21 @@ export function changesNothing(w: PreparedWrite): boolean {
     && sameJson(o.props, e.props) && sameJson(o.custom, e.custom);
 }
 
+/**
+ * Checks an object's `customProperties` against what the tenant declared
+ * (the profiles plugin); called for every written object, also when it has
+ * none (a declared property may be mandatory). It may normalize
+ * `state.customProperties` in place. Paths are relative to the object, e.g.
+ * `customProperties.costCenter`.
+ */
+export type CustomPropertiesCheck = (args: {
+  db: string;
+  tenant: string;
+  type: TypeDef;
+  state: Record<string, unknown>;
+  store: ObjectStore;
+}) => Promise<Violation[]>;
+
 export class Writer {
   constructor(
     private readonly model: Metamodel,
@@ -95,6 +110,7 @@ export class Writer {
     private readonly store: ObjectStore,
     private readonly tenant: string,
     private readonly actor: string,
+    private readonly customProperties?: CustomPropertiesCheck,
   ) {}
 
   /** Prepares one object; violations are collected, not thrown, so a list reports all of them. */
@@ -111,6 +127,11 @@ export class Writer {
     const placement = this.placement(type, state, req, report);
     this.deriveLabel(type, state, req);
     if (!this.validate(type, state, report) || !placement) return null;
+    if (this.customProperties) {
+      const custom = await this.customProperties({ db: this.store.db, tenant: this.tenant, type, state, store: this.store });
+      for (const v of custom) report(v.path, v.key, v.params);
+      if (custom.length) return null;
+    }
     return { object: this.stored(type, state, placement, body, req, now), existing: req.existing, secrets: this.secretsOf(type, state), index: req.index, ownerPending: placement.ownerPending };
   }
 

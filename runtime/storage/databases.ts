@@ -6,7 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createError } from '../errors.ts';
 import type { DatabaseInfo } from '../auth/types.ts';
-import { DATABASE_NAME, migrateDatabase, schemaOf } from './migrations.ts';
+import { DATABASE_NAME, migrateDatabase, PluginMigrations, schemaOf } from './migrations.ts';
 import { applyViews } from './views.ts';
 import { ObjectStore, plainObject, type StoredObject } from './objects.ts';
 
@@ -15,6 +15,10 @@ export { DATABASE_NAME };
 export interface DatabaseHooks {
   /** Runs inside the creating transaction, after the tables and the default tenant exist. */
   afterCreate(trx: Knex.Transaction, db: string, defaultTenant: string, actor: string): Promise<void>;
+  /** Runs after the generated views of a database were (re)created, e.g. to grant them to the query role. */
+  afterViews?(q: Knex | Knex.Transaction, db: string): Promise<void>;
+  /** Tables that plugins keep in every database. */
+  migrations?: PluginMigrations;
 }
 
 export class Databases {
@@ -57,7 +61,7 @@ export class Databases {
       // A schema of that name without a row can only be someone else's: never drop it here.
       const taken = await trx.raw(`select 1 from information_schema.schemata where schema_name = ?`, [schemaOf(name)]);
       if (taken.rows.length) throw createError('DATABASE_EXISTS', { name });
-      await migrateDatabase(trx, name);
+      await migrateDatabase(trx, name, this.hooks.migrations);
       await createTenant(new ObjectStore(trx, name), name, defaultTenant, 'Default', actor);
       await this.updateViews(trx, name);
       await this.hooks.afterCreate(trx, name, defaultTenant, actor);
@@ -79,13 +83,15 @@ export class Databases {
   async upgradeAll(): Promise<void> {
     const r = await this.knex.raw(`select name, views_hash from service.databases order by name`);
     for (const { name, views_hash: viewsHash } of r.rows as { name: string; views_hash: string | null }[]) {
-      await migrateDatabase(this.knex, name);
+      await migrateDatabase(this.knex, name, this.hooks.migrations);
       if (viewsHash !== this.viewsHash) await this.updateViews(this.knex, name);
+      else await this.hooks.afterViews?.(this.knex, name);
     }
   }
 
   private async updateViews(q: Knex | Knex.Transaction, name: string) {
     await applyViews(q, name, this.viewsSql);
+    await this.hooks.afterViews?.(q, name);
     await q.raw(`update service.databases set views_hash = ? where name = ?`, [this.viewsHash, name]);
   }
 }

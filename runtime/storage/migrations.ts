@@ -87,7 +87,17 @@ const databaseMigrations: string[] = [
    );`,
 ];
 
-async function migrate(knex: Knex, schema: string, migrations: string[]) {
+/**
+ * Migrations that plugins bring, by plugin name: each plugin's list is
+ * append-only like the core's, and counted apart from it. `$S` stands for
+ * the quoted schema (the control schema or the database's).
+ */
+export class PluginMigrations {
+  readonly control = new Map<string, string[]>();
+  readonly database = new Map<string, string[]>();
+}
+
+async function migrate(knex: Knex, schema: string, migrations: string[], plugins: Map<string, string[]> = new Map()) {
   const q = `"${schema}"`;
   await knex.transaction(async (trx) => {
     // Serializes instances that start at once against one PostgreSQL.
@@ -100,13 +110,23 @@ async function migrate(knex: Knex, schema: string, migrations: string[]) {
       await trx.raw(migrations[i].replaceAll('$S', q));
       await trx.raw(`insert into ${q}.schema_migrations (version) values (?)`, [i + 1]);
     }
+    if (!plugins.size) return;
+    await trx.raw(`create table if not exists ${q}.plugin_migrations (plugin text not null, version integer not null, applied_at timestamptz not null default now(), primary key (plugin, version))`);
+    const applied = new Set((await trx.raw(`select plugin, version from ${q}.plugin_migrations`)).rows.map((r: { plugin: string; version: number }) => `${r.plugin}:${r.version}`));
+    for (const [plugin, list] of [...plugins].sort(([a], [b]) => a.localeCompare(b))) {
+      for (let i = 0; i < list.length; i++) {
+        if (applied.has(`${plugin}:${i + 1}`)) continue;
+        await trx.raw(list[i].replaceAll('$S', q));
+        await trx.raw(`insert into ${q}.plugin_migrations (plugin, version) values (?, ?)`, [plugin, i + 1]);
+      }
+    }
   });
 }
 
-export function migrateControl(knex: Knex) {
-  return migrate(knex, CONTROL_SCHEMA, controlMigrations);
+export function migrateControl(knex: Knex, plugins?: PluginMigrations) {
+  return migrate(knex, CONTROL_SCHEMA, controlMigrations, plugins?.control);
 }
 
-export function migrateDatabase(knex: Knex, db: string) {
-  return migrate(knex, schemaOf(db), databaseMigrations);
+export function migrateDatabase(knex: Knex, db: string, plugins?: PluginMigrations) {
+  return migrate(knex, schemaOf(db), databaseMigrations, plugins?.database);
 }
