@@ -30,6 +30,14 @@ export interface ExternalIdentity {
   givenName?: string;
   /** Overrides the default tenant in the login-tenant rules. */
   tenantName?: string;
+  /** The user's whole name (directory common name, `SERVICE_OIDC_JWT_USER_NAME`), when family and given name are not known apart. */
+  commonName?: string;
+  /**
+   * The provider's Subject Identifier (`SERVICE_OIDC_JWT_SUB_ID`): the core
+   * stores it on a user that has none and rejects (401) a later sign-in whose
+   * identifier differs. Undefined when the method does not pin subjects.
+   */
+  subjectId?: string;
 }
 
 export interface DatabaseInfo {
