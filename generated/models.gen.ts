@@ -357,6 +357,8 @@ export interface User extends Resource {
   loginId: string;
   /** A program rather than a person. */
   serviceUser?: boolean;
+  /** Longest run of a query-interface statement of this user, in milliseconds (0: none); overrides the database's and the server's. */
+  statementTimeout?: number;
   /** Subject Identifier from the identity provider; assigned once. */
   subjectId?: string;
 }
@@ -377,6 +379,8 @@ export interface UserWrite {
   password?: string | null;
   /** A program rather than a person. */
   serviceUser?: boolean | null;
+  /** Longest run of a query-interface statement of this user, in milliseconds (0: none); overrides the database's and the server's. */
+  statementTimeout?: number | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;

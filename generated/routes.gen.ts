@@ -3964,6 +3964,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "INTEGER",
+          "declaredBy": "User",
+          "description": "Longest run of a query-interface statement of this user, in milliseconds (0: none); overrides the database's and the server's.",
+          "many": false,
+          "name": "statementTimeout",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "ENUMERATION",
           "declaredBy": "Resource",
           "default": "WORKING",

@@ -6284,7 +6284,7 @@ return errors === 0;
 }
 
 export const validateUser = validate23;
-const schema24 = {"type":"object","properties":{"_type":{"const":"User"},"accessLevel":{"anyOf":[{"type":"string","enum":["READ_ONLY","EDITOR","ADMINISTRATOR"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"defaultTenant":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"loginId":{"type":"string","maxLength":1000,"minLength":1},"password":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"serviceUser":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["loginId"],"additionalProperties":false};
+const schema24 = {"type":"object","properties":{"_type":{"const":"User"},"accessLevel":{"anyOf":[{"type":"string","enum":["READ_ONLY","EDITOR","ADMINISTRATOR"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"defaultTenant":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"loginId":{"type":"string","maxLength":1000,"minLength":1},"password":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"serviceUser":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"statementTimeout":{"anyOf":[{"type":"integer"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["loginId"],"additionalProperties":false};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6925,13 +6925,13 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data11 = data.status;
+if(data.statementTimeout !== undefined){
+let data11 = data.statementTimeout;
 const _errs60 = errors;
 let valid10 = false;
 const _errs61 = errors;
-if(typeof data11 !== "string"){
-const err40 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err40 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6940,8 +6940,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-if(!(((((((data11 === "WORKING") || (data11 === "SUBMITTED")) || (data11 === "ACCEPTED")) || (data11 === "REJECTED")) || (data11 === "FINAL")) || (data11 === "INACTIVE")) || (data11 === "PUBLISHED"))){
-const err41 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err41 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6950,30 +6954,16 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid9 = _errs61 === errors;
+var _valid9 = _errs63 === errors;
 valid10 = valid10 || _valid9;
+}
 if(!valid10){
-const _errs63 = errors;
-if(data11 !== null){
-const err42 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err42 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
-}
-errors++;
-}
-var _valid9 = _errs63 === errors;
-valid10 = valid10 || _valid9;
-}
-if(!valid10){
-const err43 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
 }
 errors++;
 }
@@ -6989,14 +6979,23 @@ vErrors = null;
 }
 }
 }
-if(data.title !== undefined){
-let data12 = data.title;
+if(data.status !== undefined){
+let data12 = data.status;
 const _errs66 = errors;
 let valid11 = false;
 const _errs67 = errors;
-if(typeof data12 === "string"){
-if(func3(data12) > 1000){
-const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data12 !== "string"){
+const err43 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(!(((((((data12 === "WORKING") || (data12 === "SUBMITTED")) || (data12 === "ACCEPTED")) || (data12 === "REJECTED")) || (data12 === "FINAL")) || (data12 === "INACTIVE")) || (data12 === "PUBLISHED"))){
+const err44 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -7005,9 +7004,12 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-else {
-const err45 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs69 = errors;
+if(data12 !== null){
+const err45 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -7016,30 +7018,16 @@ vErrors.push(err45);
 }
 errors++;
 }
-var _valid10 = _errs67 === errors;
+var _valid10 = _errs69 === errors;
 valid11 = valid11 || _valid10;
+}
 if(!valid11){
-const _errs69 = errors;
-if(data12 !== null){
-const err46 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err46 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err46];
 }
 else {
 vErrors.push(err46);
-}
-errors++;
-}
-var _valid10 = _errs69 === errors;
-valid11 = valid11 || _valid10;
-}
-if(!valid11){
-const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
 }
 errors++;
 }
@@ -7055,14 +7043,80 @@ vErrors = null;
 }
 }
 }
+if(data.title !== undefined){
+let data13 = data.title;
+const _errs72 = errors;
+let valid12 = false;
+const _errs73 = errors;
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err47];
 }
 else {
-const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err48];
 }
 else {
 vErrors.push(err48);
+}
+errors++;
+}
+var _valid11 = _errs73 === errors;
+valid12 = valid12 || _valid11;
+if(!valid12){
+const _errs75 = errors;
+if(data13 !== null){
+const err49 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid11 = _errs75 === errors;
+valid12 = valid12 || _valid11;
+}
+if(!valid12){
+const err50 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+else {
+errors = _errs72;
+if(vErrors !== null){
+if(_errs72){
+vErrors.length = _errs72;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err51 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
 }
 errors++;
 }
