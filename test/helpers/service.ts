@@ -9,6 +9,7 @@ import pino from 'pino';
 import { loadConfig } from '../../runtime/config.ts';
 import { createService, type Service } from '../../runtime/app.ts';
 import { PLUGINS } from '../../plugins/index.ts';
+import type { PluginManifest } from '../../runtime/plugins.ts';
 
 export const ADMIN = { loginId: 'admin', password: 'admin-secret-1' };
 
@@ -32,7 +33,8 @@ export function basic(loginId: string, password: string): string {
   return `Basic ${Buffer.from(`${loginId}:${password}`, 'utf8').toString('base64')}`;
 }
 
-export async function startService(env: Record<string, string | undefined> = {}): Promise<TestService> {
+/** `options.plugins`: extra plugins (e.g. a test-only driver) besides every shipped one. */
+export async function startService(env: Record<string, string | undefined> = {}, options: { plugins?: PluginManifest[] } = {}): Promise<TestService> {
   const config = loadConfig({
     PORT: '0',
     SERVICE_ADMIN_USER: ADMIN.loginId,
@@ -47,7 +49,7 @@ export async function startService(env: Record<string, string | undefined> = {})
       done();
     },
   });
-  const service = await createService(config, { plugins: PLUGINS, log: pino({ level: config.logLevel }, sink) });
+  const service = await createService(config, { plugins: [...PLUGINS, ...(options.plugins ?? [])], log: pino({ level: config.logLevel }, sink) });
   const port = await service.listen();
   const url = `http://127.0.0.1:${port}${config.contextPath}`;
   return {
