@@ -9,6 +9,10 @@ status=0
 passed=0
 failed=0
 
+# The directory sign-in tests start a private slapd of their own; it must be installed.
+echo "== OpenLDAP for the directory tests"
+bash scripts/ensure-slapd.sh || status=1
+
 echo "== type check"
 npx tsc -p tsconfig.json --noEmit || status=1
 
