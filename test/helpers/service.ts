@@ -33,8 +33,8 @@ export function basic(loginId: string, password: string): string {
   return `Basic ${Buffer.from(`${loginId}:${password}`, 'utf8').toString('base64')}`;
 }
 
-/** `options.plugins`: extra plugins (e.g. a test-only driver) besides every shipped one. */
-export async function startService(env: Record<string, string | undefined> = {}, options: { plugins?: PluginManifest[] } = {}): Promise<TestService> {
+/** `options.plugins`: extra plugins (e.g. a test-only driver) besides every shipped one; `options.without`: shipped plugins left out, by name. */
+export async function startService(env: Record<string, string | undefined> = {}, options: { plugins?: PluginManifest[]; without?: string[] } = {}): Promise<TestService> {
   const config = loadConfig({
     PORT: '0',
     SERVICE_ADMIN_USER: ADMIN.loginId,
@@ -49,7 +49,7 @@ export async function startService(env: Record<string, string | undefined> = {},
       done();
     },
   });
-  const service = await createService(config, { plugins: [...PLUGINS, ...(options.plugins ?? [])], log: pino({ level: config.logLevel }, sink) });
+  const service = await createService(config, { plugins: [...PLUGINS.filter((p) => !options.without?.includes(p.name)), ...(options.plugins ?? [])], log: pino({ level: config.logLevel }, sink) });
   const port = await service.listen();
   const url = `http://127.0.0.1:${port}${config.contextPath}`;
   return {
