@@ -86,7 +86,7 @@ describe('plugin host', () => {
     const knex = t.service.storage.knex;
     const columns = await knex.raw(`select column_name from information_schema.columns where table_schema = ? and table_name = 'probe_notes' order by column_name`, [schemaOf(db)]);
     expect(columns.rows.map((c: { column_name: string }) => c.column_name)).to.deep.equal(['author', 'id', 'note']);
-    const applied = await knex.raw(`select plugin, version from "${schemaOf(db)}".plugin_migrations order by version`);
+    const applied = await knex.raw(`select plugin, version from "${schemaOf(db)}".plugin_migrations where plugin = 'test-probe' order by version`);
     expect(applied.rows).to.deep.equal([{ plugin: 'test-probe', version: 1 }, { plugin: 'test-probe', version: 2 }]);
     const control = await knex.raw(`select 1 from information_schema.tables where table_schema = 'service' and table_name = 'probe_control'`);
     expect(control.rows).to.have.length(1);
