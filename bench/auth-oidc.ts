@@ -1,0 +1,233 @@
+/**
+ * OpenID Connect benchmark: GET of a scheme by technical key with a warm
+ * bearer token from a real OpenID provider (oidc-provider, in this process;
+ * it only issues the token and serves the keys once), against
+ *   (1) the same GET without authentication (bench/bench-auth.ts: a fixed
+ *       principal, nothing checked, nothing looked up): target ≥ 0.8;
+ *   (2) the same GET with basic authentication (its sign-in cache warm);
+ *   (3) a bare Koa handler running the same single SQL query;
+ * and, to show where the time goes, the same bearer GET with the verified-
+ * token cache off (SERVICE_AUTH_CACHE_TTL=0: a signature check per request)
+ * against (1). It also times the two steps of a warm sign-in in-process: the
+ * signature check the cache saves, and the core's user lookup
+ * (directory.loginTenant, one query) that every request still makes.
+ *
+ *   npx tsx bench/auth-oidc.ts [--backend postgres|pglite] [--objects 1000] [--duration 10]
+ *
+ * PostgreSQL: every side is its own service instance on one throwaway
+ * database (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test).
+ * PGlite in memory cannot be shared: there the unauthenticated driver joins
+ * the OpenID Connect service (it stands aside when an Authorization header is
+ * sent), and the basic and cache-off rows are left out.
+ */
+import http from 'node:http';
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import Koa from 'koa';
+import type { Knex } from 'knex';
+import pg from 'pg';
+import pino from 'pino';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { loadConfig } from '../runtime/config.ts';
+import { createService, type Service } from '../runtime/app.ts';
+import { schemaOf } from '../runtime/storage/migrations.ts';
+import { createDirectory } from '../runtime/auth/directory.ts';
+import { PLUGINS } from '../plugins/index.ts';
+import type { PluginManifest } from '../runtime/plugins.ts';
+import { SERVICE_CLIENT_ID, startOidcProvider } from '../test/helpers/oidc-provider.ts';
+import { benchAuthPlugin } from './bench-auth.ts';
+import type { LoadJob, LoadResult } from './load.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    backend: { type: 'string', default: 'postgres' },
+    objects: { type: 'string', default: '1000' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '16' },
+  },
+});
+const DURATION = Number(args.duration);
+const WARMUP = Number(args.warmup);
+const CONNECTIONS = Number(args.connections);
+const OBJECTS = Number(args.objects);
+const PG_ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ADMIN = { user: 'admin', password: 'bench-secret-1' };
+const USER = { loginId: 'bench-user', password: 'bench-user-secret-1' };
+const DB = 'bench';
+
+interface Side { url: string; paths: string[]; headers?: Record<string, string> }
+interface Row { operation: string; service: number; baseline: number; ratio: number; target?: number; errors: number }
+
+const loader = fork(fileURLToPath(new URL('./load.ts', import.meta.url)), { execArgv: ['--import', 'tsx'] });
+
+function load(side: Side, seconds: number): Promise<LoadResult> {
+  const job: LoadJob = { url: side.url, paths: side.paths, headers: side.headers ?? {}, connections: CONNECTIONS, seconds };
+  return new Promise((resolve) => {
+    loader.once('message', (r) => resolve(r as LoadResult));
+    loader.send(job);
+  });
+}
+
+/** Warms both sides, then alternates them twice for half the duration each; 2xx answers per second. */
+async function compare(operation: string, service: Side, baseline: Side, target?: number): Promise<Row> {
+  await load(service, WARMUP);
+  await load(baseline, WARMUP);
+  const sum = [{ ok: 0, s: 0, bad: 0 }, { ok: 0, s: 0, bad: 0 }];
+  for (let round = 0; round < 2; round++) {
+    for (const [i, side] of [service, baseline].entries()) {
+      const r = await load(side, DURATION / 2);
+      sum[i].ok += r.ok;
+      sum[i].s += r.seconds;
+      sum[i].bad += r.non2xx + r.errors;
+    }
+  }
+  const [a, b] = sum.map((x) => x.ok / x.s);
+  return { operation, service: a, baseline: b, ratio: a / b, target, errors: sum[0].bad + sum[1].bad };
+}
+
+function baselineApp(knex: Knex): Koa {
+  const s = `"${schemaOf(DB)}"`;
+  const app = new Koa();
+  app.use(async (ctx) => {
+    const r = await knex.raw(`select * from ${s}.objects where id = ?`, [ctx.path.slice('/id/'.length)]);
+    if (r.rows[0]) ctx.body = r.rows[0];
+    else ctx.status = 404;
+  });
+  return app;
+}
+
+async function listen(app: Koa, closers: (() => Promise<void>)[]): Promise<string> {
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+async function pgAdmin(sql: string) {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Mean microseconds of `task` over `n` runs, one at a time. */
+async function timeEach(n: number, task: () => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < Math.min(200, n); i++) await task();
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) await task();
+  return Number(process.hrtime.bigint() - started) / 1000 / n;
+}
+
+async function main() {
+  const backend = args.backend!;
+  if (backend !== 'postgres' && backend !== 'pglite') throw new Error('--backend must be postgres or pglite');
+  const pgName = backend === 'postgres' ? `bench_${randomBytes(4).toString('hex')}` : undefined;
+  const closers: (() => Promise<void>)[] = [];
+  if (pgName) await pgAdmin(`create database ${pgName}`);
+  try {
+    const provider = await startOidcProvider({ accounts: [
+      { accountId: 'sub-bench-user', username: USER.loginId, password: USER.password, claims: { login_id: USER.loginId } },
+      { accountId: 'sub-admin', username: ADMIN.user, password: ADMIN.password, claims: { login_id: ADMIN.user } },
+    ] });
+    closers.push(() => provider.close());
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = `/${pgName}`;
+    const passed = Object.entries(process.env).filter(([k]) => k.startsWith('SERVICE_') && !/DATABASE_URL|DATA_DIR/.test(k));
+    const base = {
+      ...Object.fromEntries(passed),
+      PORT: '0', SERVICE_ADMIN_USER: ADMIN.user, SERVICE_ADMIN_PASSWORD: ADMIN.password, SERVICE_LOG_LEVEL: 'info',
+      ...(pgName ? { SERVICE_DATABASE_URL: url.toString() } : { SERVICE_DATA_DIR: 'memory://' }),
+    };
+    const oidc = {
+      ...base, SERVICE_OIDC_AUTHENTICATION: 'true', SERVICE_OIDC_CLIENT_ID: SERVICE_CLIENT_ID,
+      SERVICE_OIDC_PROVIDER_URL: provider.issuer, SERVICE_OIDC_JWT_USER_ID: 'login_id',
+    };
+    // Request logging stays on, as in production, but goes nowhere.
+    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
+    const start = async (env: Record<string, string>, plugins: PluginManifest[]): Promise<{ service: Service; url: string }> => {
+      const service = await createService(loadConfig(env), { plugins, log });
+      closers.push(() => service.close());
+      return { service, url: `http://127.0.0.1:${await service.listen()}` };
+    };
+    let tenant = '';
+    const benchAuth = benchAuthPlugin(() => tenant);
+
+    const bearerService = await start(oidc, pgName ? PLUGINS : [...PLUGINS, benchAuth]);
+    const adminToken = await provider.passwordToken(ADMIN.user, ADMIN.password);
+    const rest = async (method: string, path: string, body?: unknown) => {
+      const r = await fetch(bearerService.url + path, {
+        method, headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${(await r.text()).slice(0, 300)}`);
+      return r.json();
+    };
+    await rest('POST', '/api/admin/databases', { name: DB });
+    tenant = (await bearerService.service.databases.get(DB))!.defaultTenant;
+    const schemes = await rest('PUT', `/rest/${DB}/schemes`, Array.from({ length: OBJECTS }, (_, i) => ({ _type: 'Scheme', label: `S${i}` })));
+    const ids: string[] = schemes._embedded.schemes.map((s: { id: string }) => s.id);
+    const user = await rest('POST', `/rest/${DB}/users`, { _type: 'User', loginId: USER.loginId, accessLevel: 'EDITOR' });
+    const token = await provider.passwordToken(USER.loginId, USER.password);
+    const byId = ids.map((id) => `/rest/${DB}/schemes/${id}`);
+    const bearer: Side = { url: bearerService.url, paths: byId, headers: { authorization: `Bearer ${token}` } };
+    const bare: Side = { url: await listen(baselineApp(bearerService.service.storage.knex), closers), paths: ids.map((id) => `/id/${id}`) };
+
+    let none: Side = { url: bearerService.url, paths: byId };
+    let basic: Side | undefined;
+    let uncached: Side | undefined;
+    if (pgName) {
+      none = { url: (await start(base, [benchAuth])).url, paths: byId };
+      const basicService = await start(base, PLUGINS);
+      const basicAuth = { authorization: `Basic ${Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64')}` };
+      // The password is kept by the instance where passwords are on.
+      const set = await fetch(`${basicService.url}/rest/${DB}/users/${user.id}`, {
+        method: 'PATCH', headers: { ...basicAuth, 'content-type': 'application/json' }, body: JSON.stringify({ password: USER.password }),
+      });
+      if (!set.ok) throw new Error(`setting the password: ${set.status} ${await set.text()}`);
+      basic = { url: basicService.url, paths: byId, headers: { authorization: `Basic ${Buffer.from(`${USER.loginId}:${USER.password}`).toString('base64')}` } };
+      uncached = { ...bearer, url: (await start({ ...oidc, SERVICE_AUTH_CACHE_TTL: '0' }, PLUGINS)).url };
+    }
+    for (const side of [bearer, none, bare, basic, uncached]) {
+      if (!side) continue;
+      const r = await fetch(side.url + side.paths[0], { headers: side.headers });
+      if (r.status !== 200) throw new Error(`${side.url}${side.paths[0]}: ${r.status} ${await r.text()}`);
+    }
+
+    // In-process: what the verified-token cache saves, and the user lookup it cannot.
+    const jwks = createLocalJWKSet({ keys: [provider.signingKey().publicJwk] });
+    const verifyUs = await timeEach(2000, () => jwtVerify(token, jwks, { issuer: provider.issuer, algorithms: ['RS256'] }));
+    const db = (await bearerService.service.databases.get(DB))!;
+    const directory = createDirectory(bearerService.service.storage.knex, [ADMIN.user]);
+    const lookupUs = await timeEach(2000, () => directory.loginTenant(db, USER.loginId, undefined));
+
+    console.log(`${backend}, ${ids.length} schemes; concurrency ${CONNECTIONS}, ${DURATION} s per side`);
+    // Every side once before any figure counts: the first comparison must not pay for the JIT alone.
+    for (const side of [bearer, none, bare, basic, uncached]) if (side) await load(side, WARMUP);
+    const rows: Row[] = [await compare('bearer (warm token) vs no authentication', bearer, none, 0.8)];
+    if (basic) rows.push(await compare('bearer (warm token) vs basic auth (warm)', bearer, basic));
+    rows.push(await compare('bearer (warm token) vs bare SQL handler', bearer, bare));
+    if (uncached) rows.push(await compare('bearer, token cache off vs no authentication', uncached, none));
+
+    console.log(`\n${'GET /rest/bench/schemes/<id>'.padEnd(46)}  service  baseline  ratio  target  result`);
+    for (const r of rows) {
+      const result = r.errors ? `FAIL (${r.errors} errors)` : r.target === undefined ? '-' : r.ratio >= r.target ? 'pass' : 'FAIL';
+      console.log(`${r.operation.padEnd(46)}  ${r.service.toFixed(0).padStart(7)}  ${r.baseline.toFixed(0).padStart(8)}  ${r.ratio.toFixed(2).padStart(5)}  ${r.target === undefined ? '     -' : `≥ ${r.target}`}  ${result}`);
+    }
+    console.log(`\nin-process, one at a time: RS256 token verification ${verifyUs.toFixed(0)} µs (saved by the cache on a warm token); `
+      + `user lookup (directory.loginTenant) ${lookupUs.toFixed(0)} µs (made on every request)`);
+  } finally {
+    for (const close of closers.reverse()) await close();
+    if (pgName) await pgAdmin(`drop database if exists ${pgName} with (force)`);
+  }
+}
+
+try {
+  await main();
+} finally {
+  loader.kill();
+}
