@@ -116,13 +116,17 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     onStart: (task) => startTasks.push(task),
     onClose: (task) => closeTasks.push(task),
     onChange: (listener) => changeListeners.push(listener),
+    changed: (db, types) => changeListeners.forEach((listener) => listener(db, types)),
   };
   for (const plugin of plugins) await plugin.register(host);
   const restDeps = {
     model: generated.metamodel, validators: generated.validators, knex, secretHandlers, customProperties,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
-  const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory);
+  const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory, { knex, env: config.env });
+  changeListeners.push((_db, types) => {
+    if (types.some((t) => t === 'User' || t === 'Tenant' || t === 'AccessRule')) authenticator.forgetAssignments();
+  });
 
   let ready = false;
   const prepare = async () => {

@@ -71,6 +71,8 @@ export interface PluginHost {
   onClose(task: () => Promise<void>): void;
   /** Told after a REST write committed on this instance, with the types it touched. */
   onChange(listener: (db: string, types: string[]) => void): void;
+  /** Tells every listener (caches of sign-ins, keys, assignments) that a plugin changed something they remember, e.g. `AccessRule`. */
+  changed(db: string, types: string[]): void;
 }
 
 export interface PluginManifest {

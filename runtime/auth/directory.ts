@@ -14,7 +14,7 @@ export function createDirectory(knex: Knex, adminUsers: string[]): Directory {
     const s = `"${schemaOf(db.name)}"`;
     const r = await knex.raw(
       `select u.id, u.tenant, t.label as tenant_label, u.props->>'accessLevel' as access_level,
-              coalesce((u.props->>'defaultTenant')::boolean, false) as default_tenant
+              coalesce((u.props->>'defaultTenant')::boolean, false) as default_tenant, u.props->>'subjectId' as subject_id
        from ${s}.objects u join ${s}.objects t on t.id = u.tenant and t.type = 'Tenant'
        where u.type = 'User' and u.props->>'loginId' = ?
        order by t.label, u.id`,
@@ -27,6 +27,7 @@ export function createDirectory(knex: Knex, adminUsers: string[]): Directory {
       loginId,
       accessLevel: (row.access_level as AccessLevel) ?? 'READ_ONLY',
       defaultTenant: row.default_tenant as boolean,
+      subjectId: (row.subject_id as string | null) ?? null,
     }));
   }
 
@@ -46,7 +47,7 @@ export function createDirectory(knex: Knex, adminUsers: string[]): Directory {
     const result = (tenant: { id: string; label: string }): LoginTenant => {
       const inTenant = users.filter((u) => u.tenant === tenant.id);
       // Two users with one login ID in a tenant cannot be told apart: assigning either would be a guess.
-      return { tenant: tenant.id, tenantLabel: tenant.label, user: inTenant.length === 1 ? inTenant[0] : null, systemAdmin };
+      return { tenant: tenant.id, tenantLabel: tenant.label, user: inTenant.length === 1 ? inTenant[0] : null, systemAdmin, ...(inTenant.length > 1 ? { ambiguous: true } : {}) };
     };
     // Rule 1: the service-tenant header forces the tenant.
     if (requestedTenant !== undefined) {

@@ -2,37 +2,172 @@
  * Runs the authentication drivers in order and puts the principal on the
  * request. The first driver that finds its credentials decides; with none,
  * the answer is 401 with a challenge for every enabled method.
+ *
+ * A driver of an external method (pre-authentication, directory, OpenID
+ * Connect) only vouches for a login ID; the assignment to a user is the
+ * core's, the same for every method: the login-tenant rules (with the
+ * method's default-tenant override), subject-identifier pinning, and the
+ * tenant's access rules for identities without a user. Password logins and
+ * access keys come back as principals and never meet the access rules.
+ *
+ * Rejections: 401 when the caller is not who it claims (bad credentials,
+ * subject identifier that does not match); 403 when the caller is verified
+ * but has no access to the login tenant (no user, no rule, a DENY rule,
+ * access rules off, an unknown tenant in service-tenant).
  */
 import type { Context } from 'koa';
-import { createError } from '../errors.ts';
-import type { AccessLevel, AuthDriver, DatabaseInfo, Directory, Principal } from './types.ts';
+import type { Knex } from 'knex';
+import { createError, ServiceError } from '../errors.ts';
+import { accessRulesEnabled, AccessRuleStore, createRuleUser, decideAccess } from './access-rules.ts';
+import { checkSubject } from './subjects.ts';
+import type { AccessLevel, AuthDriver, DatabaseInfo, Directory, ExternalIdentity, LoginTenant, Principal, UserRecord } from './types.ts';
 import { ACCESS_LEVELS } from './types.ts';
 
 export interface Authenticator {
   authenticate(ctx: Context, db: DatabaseInfo | null): Promise<Principal>;
   challenges(): string[];
+  /** Users, tenants or access rules changed on this instance: remembered assignments are made again. */
+  forgetAssignments(): void;
 }
 
-export function createAuthenticator(drivers: AuthDriver[], directory: Directory): Authenticator {
+export interface AuthenticatorOptions {
+  /** Where users are created by CREATE rules and subject identifiers are pinned; without it no rule lets anyone in. */
+  knex?: Knex;
+  /** The settings (SERVICE_ACCESS_RULES / SERVICE_GUEST_USERS, SERVICE_AUTH_CACHE_TTL). */
+  env?: Record<string, string | undefined>;
+}
+
+const MAX_ASSIGNMENTS = 10_000;
+
+export function createAuthenticator(drivers: AuthDriver[], directory: Directory, options: AuthenticatorOptions = {}): Authenticator {
   const challenges = () => drivers.map((d) => d.challenge?.()).filter((c): c is string => !!c);
-  const unauthenticated = () => createError('UNAUTHENTICATED', {}, [], challenges().length ? { 'WWW-Authenticate': challenges().join(', ') } : {});
+  const challengeHeaders = (): Record<string, string> => (challenges().length ? { 'WWW-Authenticate': challenges().join(', ') } : {});
+  const unauthenticated = () => createError('UNAUTHENTICATED', {}, [], challengeHeaders());
+  const { knex } = options;
+  const rulesEnabled = options.env ? accessRulesEnabled(options.env) : true;
+  const rules = knex ? new AccessRuleStore(knex) : undefined;
+  /**
+   * External identities assigned to principals, remembered as password
+   * sign-ins are (SERVICE_AUTH_CACHE_TTL, default 10 s): a warm bearer token
+   * or proxy header then costs no query. The key is the whole identity as the
+   * driver vouched for it (groups and subject identifier included), so a
+   * changed claim is a new assignment. Another instance's changes count here
+   * when the entry expires.
+   */
+  const assignmentTtlMs = Number(options.env?.SERVICE_AUTH_CACHE_TTL ?? 10_000);
+  const assigned = new Map<string, { principal: Principal; until: number }>();
+  let generation = 0;
+
+  async function remembered(identity: ExternalIdentity, db: DatabaseInfo | null, requestedTenant: string | undefined, method: string): Promise<Principal> {
+    if (!(assignmentTtlMs > 0)) return assign(identity, db, requestedTenant, method);
+    const key = JSON.stringify([db?.name ?? null, requestedTenant ?? null, method, identity]);
+    const hit = assigned.get(key);
+    if (hit && hit.until > Date.now()) return hit.principal;
+    const started = generation;
+    const principal = await assign(identity, db, requestedTenant, method);
+    // A change that happened while assigning may have made this answer stale.
+    if (started === generation) {
+      assigned.delete(key);
+      if (assigned.size >= MAX_ASSIGNMENTS) assigned.delete(assigned.keys().next().value!);
+      assigned.set(key, { principal, until: Date.now() + assignmentTtlMs });
+    }
+    return principal;
+  }
+
+  /** A driver's 401 without a challenge (e.g. a bad access key) gets every enabled method's, like any other 401. */
+  function withChallenges(err: unknown): unknown {
+    if (err instanceof ServiceError && err.status === 401 && !err.headers['WWW-Authenticate']) {
+      return createError(err.code, err.params, err.violations, { ...err.headers, ...challengeHeaders() });
+    }
+    return err;
+  }
+
+  async function pinSubject(db: DatabaseInfo, user: Pick<UserRecord, 'id' | 'tenant' | 'subjectId'>, identity: ExternalIdentity) {
+    if (identity.subjectId === undefined) return;
+    // Without storage a pin cannot be kept, and an unchecked identifier must not pass.
+    if (!knex) throw unauthenticated();
+    if (await checkSubject(knex, db.name, user, identity.subjectId, identity.loginId) === 'mismatch') throw unauthenticated();
+  }
+
+  /**
+   * A driver passes on what its source sent. A login ID or subject identifier
+   * that the database cannot hold identifies no one (401); other text it
+   * cannot hold is left out rather than failing the sign-in.
+   */
+  function checked(identity: ExternalIdentity): ExternalIdentity {
+    const storable = (v: unknown): v is string => typeof v === 'string' && !v.includes('\u0000');
+    if (!storable(identity.loginId) || !identity.loginId || /[\u0000-\u001f\u007f]/.test(identity.loginId)) throw unauthenticated();
+    if (identity.subjectId !== undefined && (!storable(identity.subjectId) || !identity.subjectId)) throw unauthenticated();
+    const out: ExternalIdentity = { loginId: identity.loginId };
+    if (identity.subjectId !== undefined) out.subjectId = identity.subjectId;
+    for (const name of ['tenantId', 'familyName', 'givenName', 'tenantName', 'commonName'] as const) {
+      if (storable(identity[name]) && identity[name]) out[name] = identity[name];
+    }
+    if (Array.isArray(identity.groups)) out.groups = identity.groups.filter(storable);
+    return out;
+  }
+
+  async function assign(identity: ExternalIdentity, db: DatabaseInfo | null, requestedTenant: string | undefined, method: string): Promise<Principal> {
+    identity = checked(identity);
+    const { loginId } = identity;
+    // Service-wide calls (/api/admin) have no tenant: only system administrators may make them, by any method.
+    if (!db) {
+      if (directory.isSystemAdmin(loginId)) return { loginId, accessLevel: 'ADMINISTRATOR', systemAdmin: true, method };
+      throw createError('FORBIDDEN');
+    }
+    const login = await directory.loginTenant(db, loginId, requestedTenant, identity.tenantName);
+    const decision = await decideAccess(login, identity, () => rules?.rulesOf(db.name, login.tenant) ?? Promise.resolve([]), rulesEnabled);
+    switch (decision.kind) {
+      case 'user':
+        await pinSubject(db, decision.user, identity);
+        return directory.principalOf(login, loginId, method)!;
+      case 'systemAdministrator':
+        return directory.principalOf(login, loginId, method)!;
+      case 'rule': {
+        const { rule, index } = decision;
+        if (rule.action === 'GRANT') return ruleGrant(login, loginId, rule.accessLevel!, method, index);
+        if (rule.action === 'CREATE' && knex) return ruleCreate(db, login, identity, rule.accessLevel!, method);
+        throw createError('FORBIDDEN');
+      }
+      default:
+        throw createError('FORBIDDEN');
+    }
+  }
+
+  function ruleGrant(login: LoginTenant, loginId: string, accessLevel: AccessLevel, method: string, index: number): Principal {
+    return { loginId, tenant: login.tenant, tenantLabel: login.tenantLabel, accessLevel, systemAdmin: false, method, accessRule: index };
+  }
+
+  async function ruleCreate(db: DatabaseInfo, login: LoginTenant, identity: ExternalIdentity, accessLevel: AccessLevel, method: string): Promise<Principal> {
+    const { user, created } = await createRuleUser(knex!, db, login.tenant, identity, accessLevel);
+    // A request at the same moment made the user: it is now an existing user, pinned like any other.
+    if (!created) await pinSubject(db, { id: user.id, tenant: user.tenant, subjectId: (user.props.subjectId as string | undefined) ?? null }, identity);
+    return {
+      loginId: identity.loginId, tenant: login.tenant, tenantLabel: login.tenantLabel, userId: user.id, method, systemAdmin: false,
+      accessLevel: (user.props.accessLevel as AccessLevel | undefined) ?? 'READ_ONLY',
+    };
+  }
 
   return {
     challenges,
     async authenticate(ctx, db) {
       const requestedTenant = ctx.get('service-tenant') || undefined;
       for (const driver of drivers) {
-        const result = await driver.authenticate({ ctx, db, requestedTenant });
+        let result;
+        try {
+          result = await driver.authenticate({ ctx, db, requestedTenant });
+        } catch (err) {
+          throw withChallenges(err);
+        }
         if (!result) continue;
         if (result.kind === 'principal') return result.principal;
-        if (!db) throw createError('FORBIDDEN');
-        const login = await directory.loginTenant(db, result.identity.loginId, requestedTenant, result.identity.tenantName);
-        const principal = directory.principalOf(login, result.identity.loginId, driver.name);
-        // Access rules for external users without a user come with the external methods.
-        if (!principal) throw createError('FORBIDDEN');
-        return principal;
+        return remembered(result.identity, db, requestedTenant, driver.name);
       }
       throw unauthenticated();
+    },
+    forgetAssignments() {
+      generation++;
+      assigned.clear();
     },
   };
 }

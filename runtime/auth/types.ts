@@ -19,6 +19,10 @@ export interface Principal {
   systemAdmin: boolean;
   userId?: string;
   method: string;
+  /** The access key that identified the caller (its id, never the key). */
+  accessKeyId?: string;
+  /** The position of the access rule that let an external user in without a user of its own (GRANT). */
+  accessRule?: number;
 }
 
 /** What an external method (directory, identity provider, proxy) says about the caller. */
@@ -52,6 +56,8 @@ export interface UserRecord {
   loginId: string;
   accessLevel: AccessLevel;
   defaultTenant: boolean;
+  /** The Subject Identifier pinned to the user, if any. */
+  subjectId?: string | null;
 }
 
 export interface LoginTenant {
@@ -60,6 +66,8 @@ export interface LoginTenant {
   /** The user with the login ID in that tenant; null if there is none, or more than one to choose from. */
   user: UserRecord | null;
   systemAdmin: boolean;
+  /** More than one user with the login ID in that tenant: no one can tell which is meant. */
+  ambiguous?: boolean;
 }
 
 /** The core services a driver may use. */

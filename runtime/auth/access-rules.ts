@@ -1,0 +1,201 @@
+/**
+ * Access rules (specification, "Access rules"): what happens to an
+ * externally authenticated caller who matches no user in the login tenant.
+ * Each tenant keeps an ordered list; the first rule whose condition holds
+ * decides (GRANT, DENY or CREATE a user); none holding means denied.
+ *
+ * Conditions (the specification leaves their syntax open):
+ * - `null` or absent: always holds;
+ * - `{"groups": [...]}`: the identity is in ANY of the groups;
+ * - `{"tenantId": "..."}`: the identity's tenant ID equals it;
+ * - both keys: both must hold.
+ * Comparisons are exact (case-sensitive), as group and tenant IDs of
+ * identity providers are opaque identifiers.
+ *
+ * The rules are kept in `access_rules` (created by plugins/access), one row
+ * per tenant; this module reads them because the core assigns identities.
+ */
+import { randomUUID } from 'node:crypto';
+import { Ajv } from 'ajv';
+import type { Knex } from 'knex';
+import { booleanSetting } from '../config.ts';
+import type { Violation } from '../errors.ts';
+import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
+import { schemaOf } from '../storage/migrations.ts';
+import { violationsOf } from '../validation.ts';
+import type { AccessLevel, DatabaseInfo, ExternalIdentity, LoginTenant, UserRecord } from './types.ts';
+
+export type AccessAction = 'GRANT' | 'DENY' | 'CREATE';
+
+export interface AccessRuleCondition {
+  groups?: string[];
+  tenantId?: string;
+}
+
+export interface AccessRule {
+  condition?: AccessRuleCondition | null;
+  action: AccessAction;
+  accessLevel?: AccessLevel;
+}
+
+export const MAX_RULES = 1000;
+const ID_TEXT = { type: 'string', minLength: 1, maxLength: 1024 };
+
+/** The body of `PUT …/accessRules`: accessLevel is required where the action gives access. */
+export const ACCESS_RULES_SCHEMA = {
+  type: 'array',
+  maxItems: MAX_RULES,
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['action'],
+    properties: {
+      condition: {
+        anyOf: [
+          { type: 'null' },
+          {
+            type: 'object',
+            additionalProperties: false,
+            minProperties: 1,
+            properties: {
+              groups: { type: 'array', minItems: 1, maxItems: 1000, items: ID_TEXT },
+              tenantId: ID_TEXT,
+            },
+          },
+        ],
+      },
+      action: { enum: ['GRANT', 'DENY', 'CREATE'] },
+      accessLevel: { enum: ['READ_ONLY', 'EDITOR', 'ADMINISTRATOR'] },
+    },
+    if: { properties: { action: { enum: ['GRANT', 'CREATE'] } } },
+    then: { required: ['accessLevel'] },
+  },
+} as const;
+
+const validateRules = new Ajv({ allErrors: true, strict: false }).compile(ACCESS_RULES_SCHEMA);
+
+/** One violation per offending place, in the error payload's terms; none when the rules are valid. */
+export function accessRuleViolations(rules: unknown): Violation[] {
+  if (validateRules(rules)) return [];
+  const keys: Record<string, (p: Record<string, unknown>) => Pick<Violation, 'key' | 'params'>> = {
+    required: () => ({ key: 'mandatory' }),
+    unknownProperty: () => ({ key: 'unknownProperty' }),
+    type: (p) => ({ key: 'wrongType', params: { expected: p.type } }),
+    enum: (p) => ({ key: 'notAllowedValue', params: { allowed: (p.allowedValues as string[]).join(', ') } }),
+    maxLength: (p) => ({ key: 'tooLong', params: { limit: p.limit } }),
+    maxItems: (p) => ({ key: 'tooLong', params: { limit: p.limit } }),
+    minLength: () => ({ key: 'mandatory' }),
+    minItems: () => ({ key: 'mandatory' }),
+    minProperties: () => ({ key: 'mandatory' }),
+  };
+  // `if`/`then` and `anyOf` only restate a more precise error at the same place.
+  const errors = (validateRules.errors ?? []).filter((e) => e.keyword !== 'if');
+  return violationsOf(errors).map((v) => ({ path: v.path, ...(keys[v.keyword] ?? (() => ({ key: 'invalidValue' })))(v.params) }));
+}
+
+/** Whether a rule's condition holds for the identity. */
+export function conditionHolds(condition: AccessRuleCondition | null | undefined, identity: Pick<ExternalIdentity, 'groups' | 'tenantId'>): boolean {
+  if (!condition) return true;
+  if (condition.groups !== undefined) {
+    const groups = new Set(identity.groups ?? []);
+    if (!condition.groups.some((g) => groups.has(g))) return false;
+  }
+  if (condition.tenantId !== undefined && condition.tenantId !== identity.tenantId) return false;
+  return true;
+}
+
+/** The first rule whose condition holds, and its position; null when none does. */
+export function matchingRule(rules: AccessRule[], identity: Pick<ExternalIdentity, 'groups' | 'tenantId'>): { index: number; rule: AccessRule } | null {
+  const index = rules.findIndex((rule) => conditionHolds(rule.condition, identity));
+  return index < 0 ? null : { index, rule: rules[index] };
+}
+
+/**
+ * `SERVICE_ACCESS_RULES` (default true); its deprecated alias
+ * `SERVICE_GUEST_USERS` counts only when the newer name is not set.
+ */
+export function accessRulesEnabled(env: Record<string, string | undefined>): boolean {
+  if (env.SERVICE_ACCESS_RULES !== undefined && env.SERVICE_ACCESS_RULES.trim() !== '') return booleanSetting(env, 'SERVICE_ACCESS_RULES', true);
+  return booleanSetting(env, 'SERVICE_GUEST_USERS', true);
+}
+
+/** The tenants' rule lists in their table. */
+export class AccessRuleStore {
+  constructor(private readonly knex: Knex | Knex.Transaction) {}
+
+  /** The tenant's rules; none when the table is missing (plugins/access not loaded): nobody is let in by a rule. */
+  async rulesOf(db: string, tenant: string): Promise<AccessRule[]> {
+    try {
+      const r = await this.knex.raw(`select rules from "${schemaOf(db)}".access_rules where tenant = ?`, [tenant]);
+      return (r.rows[0]?.rules as AccessRule[] | undefined) ?? [];
+    } catch (err) {
+      if ((err as { code?: string }).code === '42P01') return [];
+      throw err;
+    }
+  }
+
+  /** Replaces the tenant's rules (validated by the caller). */
+  async setRules(db: string, tenant: string, rules: AccessRule[], actor: string): Promise<void> {
+    await this.knex.raw(
+      `insert into "${schemaOf(db)}".access_rules (tenant, rules, modified_by, date_modified) values (?, ?::jsonb, ?, now())
+       on conflict (tenant) do update set rules = excluded.rules, modified_by = excluded.modified_by, date_modified = excluded.date_modified`,
+      [tenant, JSON.stringify(rules), actor],
+    );
+  }
+}
+
+/**
+ * A CREATE rule's user: made through the object store (so it has history)
+ * in one transaction. Two first requests of the same login ID at once wait
+ * for each other on an advisory lock, and the second finds the first's user
+ * instead of making another.
+ */
+export async function createRuleUser(knex: Knex, db: DatabaseInfo, tenant: string, identity: ExternalIdentity, accessLevel: AccessLevel): Promise<{ user: StoredObject; created: boolean }> {
+  return knex.transaction(async (trx) => {
+    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [JSON.stringify(['access-rule-user', db.name, tenant, identity.loginId])]);
+    const store = new ObjectStore(trx, db.name);
+    const s = `"${schemaOf(db.name)}"`;
+    const existing = await trx.raw(`select id from ${s}.objects where type = 'User' and tenant = ? and props->>'loginId' = ? order by id`, [tenant, identity.loginId]);
+    if (existing.rows.length) return { user: (await store.byId(tenant, existing.rows[0].id))!, created: false };
+    const now = await store.now();
+    const id = randomUUID();
+    const props: Record<string, unknown> = { loginId: identity.loginId, accessLevel };
+    if (identity.givenName) props.givenName = identity.givenName;
+    if (identity.familyName) props.familyName = identity.familyName;
+    if (identity.subjectId !== undefined) props.subjectId = identity.subjectId;
+    const user: StoredObject = {
+      id, type: 'User', tenant, parentId: null, list: 'users', label: identity.loginId, title: null, description: null,
+      status: 'WORKING', modelId: id, version: 1, createdBy: identity.loginId, dateCreated: now, modifiedBy: identity.loginId,
+      dateModified: now, props, custom: {},
+    };
+    // Another object may hold the login ID as its label (users may be labelled freely): then the label tells them apart.
+    if ((await store.labelClashes([user], [])).length) user.label = `${identity.loginId} (${id.slice(0, 8)})`;
+    await store.insert([user], (o) => plainObject(o, db.name), identity.loginId);
+    return { user, created: true };
+  });
+}
+
+/** How a verified login ID gets (or does not get) access to its login tenant. */
+export type AccessDecision =
+  | { kind: 'user'; user: UserRecord }
+  | { kind: 'systemAdministrator' }
+  /** Two users with the login ID in the tenant: neither may be guessed, and no rule may add a third. */
+  | { kind: 'ambiguous' }
+  | { kind: 'accessRulesDisabled' }
+  | { kind: 'rule'; index: number; rule: AccessRule }
+  | { kind: 'noRuleApplies' };
+
+/**
+ * The specification's "access to a tenant": the login ID's user there; a
+ * system administrator everywhere; otherwise the tenant's access rules, when
+ * they are on. One function for sign-ins and for the administrators'
+ * explain call, so that the two cannot disagree.
+ */
+export async function decideAccess(login: LoginTenant, identity: Pick<ExternalIdentity, 'groups' | 'tenantId'>, rulesOf: () => Promise<AccessRule[]>, rulesEnabled: boolean): Promise<AccessDecision> {
+  if (login.user) return { kind: 'user', user: login.user };
+  if (login.systemAdmin) return { kind: 'systemAdministrator' };
+  if (login.ambiguous) return { kind: 'ambiguous' };
+  if (!rulesEnabled) return { kind: 'accessRulesDisabled' };
+  const match = matchingRule(await rulesOf(), identity);
+  return match ? { kind: 'rule', ...match } : { kind: 'noRuleApplies' };
+}

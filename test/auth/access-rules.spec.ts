@@ -1,0 +1,290 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { ADMIN, createDatabase, startService, type TestService } from '../helpers/service.ts';
+import { schemaOf } from '../../runtime/storage/migrations.ts';
+import { conditionHolds, matchingRule, type AccessRule } from '../../runtime/auth/access-rules.ts';
+import type { ExternalIdentity } from '../../runtime/auth/types.ts';
+import { createTenant, createUser, inTenant, secret, type Credentials } from './fixtures.ts';
+import { as, testIdentityPlugin } from './test-identity.ts';
+
+describe('access rules', () => {
+  let t: TestService;
+  let db: string;
+  const tenantIds: Record<string, string> = {};
+  const people: Record<string, Credentials> = {};
+
+  const rulesPath = (tenant: string) => `/rest/${db}/tenants/${encodeURIComponent(tenant)}/accessRules`;
+  async function putRules(tenant: string, rules: unknown, auth: Credentials = ADMIN) {
+    const r = await t.request(rulesPath(tenant), { method: 'PUT', json: rules, auth });
+    expect(r.status, await r.clone().text()).to.equal(200);
+    return r.json();
+  }
+  async function usersNamed(loginId: string, tenant?: string): Promise<Record<string, unknown>[]> {
+    const r = await t.request(`/rest/${db}/users?loginId=${encodeURIComponent(loginId)}`, { headers: inTenant(tenant) });
+    return (await r.json())._embedded.users;
+  }
+  const schemes = (identity: ExternalIdentity, headers: Record<string, string> = {}) => t.request(`/rest/${db}/schemes`, as(identity, headers));
+  const createScheme = (identity: ExternalIdentity, label = `S ${randomUUID()}`) => t.request(`/rest/${db}/schemes`, { method: 'POST', json: { _type: 'Scheme', label }, ...as(identity) });
+
+  before(async () => {
+    t = await startService({}, { plugins: [testIdentityPlugin] });
+    db = await createDatabase(t);
+    for (const label of ['Second', 'Third']) tenantIds[label] = (await createTenant(t, db, label)).id as string;
+    tenantIds.Default = (await t.service.databases.get(db))!.defaultTenant;
+    for (const [loginId, accessLevel, tenant] of [['boss', 'ADMINISTRATOR', 'Default'], ['editor', 'EDITOR', 'Default'], ['reader', 'READ_ONLY', 'Default'], ['second-boss', 'ADMINISTRATOR', 'Second']] as const) {
+      people[loginId] = { loginId, password: secret(`${loginId}-Regel-Passwort-1`) };
+      await createUser(t, db, { ...people[loginId], accessLevel, tenant });
+    }
+  });
+  after(async () => t?.close());
+
+  describe('evaluation (unit)', () => {
+    const rules: AccessRule[] = [
+      { condition: { groups: ['g1', 'g2'] }, action: 'GRANT', accessLevel: 'READ_ONLY' },
+      { condition: { tenantId: 'T-9' }, action: 'DENY' },
+      { condition: { groups: ['g3'], tenantId: 'T-1' }, action: 'CREATE', accessLevel: 'ADMINISTRATOR' },
+      { condition: null, action: 'CREATE', accessLevel: 'EDITOR' },
+    ];
+    it('takes the first rule whose condition holds, top to bottom', () => {
+      expect(matchingRule(rules, { groups: ['g2'], tenantId: 'T-9' })?.index).to.equal(0);
+      expect(matchingRule(rules, { groups: ['x'], tenantId: 'T-9' })?.index).to.equal(1);
+      expect(matchingRule(rules, { groups: ['g3'], tenantId: 'T-1' })?.index).to.equal(2);
+      expect(matchingRule(rules, { groups: ['g3'] })?.index).to.equal(3);
+      expect(matchingRule(rules.slice(0, 3), {})).to.equal(null);
+    });
+    it('reads groups as any-of, compares exactly, and needs every part of a condition', () => {
+      expect(conditionHolds({ groups: ['a', 'b'] }, { groups: ['c', 'b'] })).to.equal(true);
+      expect(conditionHolds({ groups: ['a'] }, { groups: ['A'] })).to.equal(false);
+      expect(conditionHolds({ groups: ['a'] }, {})).to.equal(false);
+      expect(conditionHolds({ tenantId: 't' }, { tenantId: 'T' })).to.equal(false);
+      expect(conditionHolds({ groups: ['a'], tenantId: 't' }, { groups: ['a'], tenantId: 'u' })).to.equal(false);
+      expect(conditionHolds(null, {})).to.equal(true);
+      expect(conditionHolds(undefined, {})).to.equal(true);
+    });
+  });
+
+  describe('the rules of a tenant over REST', () => {
+    it('answers [] for a tenant without rules, and keeps an ordered list by label or technical key', async () => {
+      expect(await (await t.request(rulesPath('Third'))).json()).to.deep.equal([]);
+      const rules = [
+        { condition: { groups: ['g1'] }, action: 'GRANT', accessLevel: 'READ_ONLY' },
+        { condition: null, action: 'DENY' },
+        { action: 'CREATE', accessLevel: 'EDITOR' },
+      ];
+      expect(await putRules('Third', rules)).to.deep.equal(rules);
+      expect(await (await t.request(rulesPath(tenantIds.Third))).json()).to.deep.equal(rules);
+      expect(await putRules(tenantIds.Third, [])).to.deep.equal([]);
+      expect(await (await t.request(rulesPath('Third'))).json()).to.deep.equal([]);
+    });
+
+    const invalid: [string, unknown, { path: string; message: string }[]][] = [
+      ['a body that is not a list', { action: 'GRANT' }, [{ path: '', message: 'The value must be of type array.' }]],
+      ['an unknown action', [{ action: 'ALLOW', accessLevel: 'EDITOR' }], [{ path: '0.action', message: 'The value is not allowed; allowed: GRANT, DENY, CREATE.' }]],
+      ['GRANT without an access level', [{ action: 'DENY' }, { action: 'GRANT' }], [{ path: '1.accessLevel', message: 'The property is mandatory.' }]],
+      ['CREATE without an access level', [{ condition: null, action: 'CREATE' }], [{ path: '0.accessLevel', message: 'The property is mandatory.' }]],
+      ['an unknown access level', [{ action: 'GRANT', accessLevel: 'OWNER' }], [{ path: '0.accessLevel', message: 'The value is not allowed; allowed: READ_ONLY, EDITOR, ADMINISTRATOR.' }]],
+      ['a rule without an action', [{ accessLevel: 'EDITOR' }], [{ path: '0.action', message: 'The property is mandatory.' }]],
+      ['an unknown condition', [{ condition: { role: 'x' }, action: 'DENY' }], [{ path: '0.condition.role', message: 'The property is unknown.' }]],
+      ['an empty condition', [{ condition: {}, action: 'DENY' }], [{ path: '0.condition', message: 'The property is mandatory.' }]],
+      ['a condition that is text', [{ condition: 'g1', action: 'DENY' }], [{ path: '0.condition', message: 'The value must be of type object.' }]],
+      ['groups that are not a list', [{ condition: { groups: 'g1' }, action: 'DENY' }], [{ path: '0.condition.groups', message: 'The value must be of type array.' }]],
+      ['an empty list of groups', [{ condition: { groups: [] }, action: 'DENY' }], [{ path: '0.condition.groups', message: 'The property is mandatory.' }]],
+      ['a group that is not text', [{ condition: { groups: ['g', 7] }, action: 'DENY' }], [{ path: '0.condition.groups.1', message: 'The value must be of type string.' }]],
+      ['a tenant ID that is a number', [{ condition: { tenantId: 7 }, action: 'DENY' }], [{ path: '0.condition.tenantId', message: 'The value must be of type string.' }]],
+      ['an unknown property of a rule', [{ action: 'DENY', priority: 1 }], [{ path: '0.priority', message: 'The property is unknown.' }]],
+      ['a rule that is not an object', [null], [{ path: '0', message: 'The value must be of type object.' }]],
+      ['1001 rules', Array.from({ length: 1001 }, () => ({ action: 'DENY' })), [{ path: '', message: 'The value is too long (at most 1000).' }]],
+    ];
+    for (const [what, body, violations] of invalid) {
+      it(`answers 400 with violations to ${what}, keeping the rules as they were`, async () => {
+        const kept = [{ condition: { tenantId: 'kept' }, action: 'DENY' }];
+        await putRules('Second', kept);
+        const r = await t.request(rulesPath('Second'), { method: 'PUT', json: body });
+        expect(r.status).to.equal(400);
+        const error = await r.json();
+        expect(error).to.include({ statusCode: 400, method: 'PUT' });
+        expect(error.violations).to.deep.equal(violations);
+        expect(await (await t.request(rulesPath('Second'))).json()).to.deep.equal(kept);
+      });
+    }
+
+    it('answers 404 for a tenant that does not exist, 405 for other methods', async () => {
+      expect((await t.request(rulesPath('Nope'))).status).to.equal(404);
+      expect((await t.request(rulesPath(randomUUID()), { method: 'PUT', json: [] })).status).to.equal(404);
+      const r = await t.request(rulesPath('Second'), { method: 'DELETE' });
+      expect(r.status).to.equal(405);
+      expect(r.headers.get('allow')).to.equal('GET, HEAD, PUT');
+    });
+
+    it('lets an administrator of the tenant read and replace its rules', async () => {
+      const rules = [{ condition: { groups: ['ops'] }, action: 'GRANT', accessLevel: 'EDITOR' }];
+      expect(await putRules('Second', rules, people['second-boss'])).to.deep.equal(rules);
+      const explained = await t.request(`${rulesPath('Second')}/explain`, { method: 'POST', json: { loginId: 'x', groups: ['ops'] }, auth: people['second-boss'] });
+      expect(explained.status).to.equal(200);
+    });
+
+    it('refuses (403) READ_ONLY and EDITOR users every rule call, and answers 404 to another tenant\'s administrator', async () => {
+      const before = await (await t.request(rulesPath('Default'))).json();
+      for (const loginId of ['reader', 'editor']) {
+        for (const [method, path, json] of [['GET', rulesPath('Default')], ['PUT', rulesPath('Default'), [{ action: 'GRANT', accessLevel: 'ADMINISTRATOR' }]], ['POST', `${rulesPath('Default')}/explain`, { loginId: 'x' }], ['PUT', rulesPath('Nope'), []]] as const) {
+          const r = await t.request(path, { method, json, auth: people[loginId] });
+          expect(r.status, `${loginId} ${method} ${path}`).to.equal(403);
+        }
+      }
+      for (const [method, path, json] of [['GET', rulesPath('Default')], ['PUT', rulesPath('Default'), [{ action: 'GRANT', accessLevel: 'ADMINISTRATOR' }]], ['PUT', rulesPath(tenantIds.Default), []], ['POST', `${rulesPath('Default')}/explain`, { loginId: 'x' }]] as const) {
+        expect((await t.request(path, { method, json, auth: people['second-boss'] })).status, `${method} ${path}`).to.equal(404);
+      }
+      // Naming the tenant does not help: the other tenant's administrator has no user there.
+      expect((await t.request(rulesPath('Default'), { method: 'PUT', json: [], auth: people['second-boss'], headers: inTenant('Default') })).status).to.equal(401);
+      expect(await (await t.request(rulesPath('Default'))).json()).to.deep.equal(before);
+    });
+  });
+
+  describe('sign-in of external identities without a user', () => {
+    before(async () => {
+      await putRules('Default', [
+        { condition: { groups: ['readers', 'viewers'] }, action: 'GRANT', accessLevel: 'READ_ONLY' },
+        { condition: { tenantId: 'blocked-org' }, action: 'DENY' },
+        { condition: { groups: ['staff'] }, action: 'CREATE', accessLevel: 'EDITOR' },
+        { condition: { tenantId: 'partner-org' }, action: 'GRANT', accessLevel: 'EDITOR' },
+      ]);
+    });
+
+    it('GRANT: access with the rule\'s level, no user created', async () => {
+      const guest = { loginId: 'guest-1', groups: ['other', 'viewers'] };
+      expect((await schemes(guest)).status).to.equal(200);
+      expect((await createScheme(guest)).status).to.equal(403);
+      expect(await usersNamed('guest-1')).to.deep.equal([]);
+      expect((await createScheme({ loginId: 'partner-1', tenantId: 'partner-org' })).status).to.equal(201);
+      expect(await usersNamed('partner-1')).to.deep.equal([]);
+    });
+
+    it('applies the first rule that holds: a DENY below a GRANT does not matter, one above it does', async () => {
+      expect((await schemes({ loginId: 'guest-2', groups: ['readers'], tenantId: 'blocked-org' })).status).to.equal(200);
+      const denied = await schemes({ loginId: 'guest-3', groups: ['staff'], tenantId: 'blocked-org' });
+      expect(denied.status).to.equal(403);
+      expect(await denied.json()).to.deep.equal({ statusCode: 403, method: 'GET', message: 'You are not allowed to do this.', _links: { self: `${t.url}/rest/${db}/schemes` } });
+      expect(await usersNamed('guest-3')).to.deep.equal([]);
+    });
+
+    it('denies (403) when no rule applies', async () => {
+      expect((await schemes({ loginId: 'stranger', groups: ['nobody'], tenantId: 'x' })).status).to.equal(403);
+      expect((await schemes({ loginId: 'stranger' })).status).to.equal(403);
+    });
+
+    it('CREATE: makes a user in the tenant with the rule\'s level and the identity\'s names, with history, once', async () => {
+      const staff = { loginId: 'new-staff', groups: ['staff'], givenName: 'Jürgen', familyName: 'Ölmann', tenantId: 'org' };
+      const r = await createScheme(staff, 'Made by new staff');
+      expect(r.status).to.equal(201);
+      expect((await r.json()).createdBy).to.equal('new-staff');
+      const [user] = await usersNamed('new-staff');
+      expect(user).to.include({ loginId: 'new-staff', accessLevel: 'EDITOR', givenName: 'Jürgen', familyName: 'Ölmann', tenant: tenantIds.Default, _version: 1, createdBy: 'new-staff', label: 'new-staff' });
+      const history = (await t.service.storage.knex.raw(`select version, operation from "${schemaOf(db)}".history where id = ?`, [user.id as string])).rows;
+      expect(history).to.deep.equal([{ version: 1, operation: 'create' }]);
+      // The next sign-in finds the user: its level counts now, not the rule's.
+      expect((await t.request(`/rest/${db}/users/${user.id}`, { method: 'PATCH', json: { accessLevel: 'READ_ONLY' } })).status).to.equal(200);
+      expect((await createScheme(staff)).status).to.equal(403);
+      expect(await usersNamed('new-staff')).to.have.length(1);
+    });
+
+    it('CREATE: two first requests at once make one user', async () => {
+      const staff = { loginId: 'rush-staff', groups: ['staff'] };
+      const answers = await Promise.all(Array.from({ length: 8 }, () => schemes(staff)));
+      expect(answers.map((a) => a.status)).to.deep.equal(Array(8).fill(200));
+      expect(await usersNamed('rush-staff')).to.have.length(1);
+    });
+
+    it('does not evaluate rules for an identity that has a user in the tenant', async () => {
+      expect((await schemes({ loginId: 'editor', tenantId: 'blocked-org' })).status).to.equal(200);
+      expect((await createScheme({ loginId: 'reader', groups: ['staff'] })).status).to.equal(403);
+    });
+
+    it('gives a system administrator access to every tenant with those rights, without a user or a rule', async () => {
+      await putRules('Third', [{ condition: null, action: 'DENY' }]);
+      const r = await t.request(`/rest/${db}/tenants`, { method: 'POST', json: { _type: 'Tenant', label: 'By external admin' }, ...as({ loginId: ADMIN.loginId, tenantId: 'blocked-org' }, inTenant('Third')) });
+      expect(r.status).to.equal(201);
+      expect((await t.request('/api/admin/databases', as({ loginId: ADMIN.loginId }))).status).to.equal(200);
+      expect((await t.request('/api/admin/databases', as({ loginId: 'editor' }))).status).to.equal(403);
+    });
+
+    it('evaluates the rules of the tenant named in service-tenant, and refuses one that does not exist', async () => {
+      await putRules('Third', [{ condition: { groups: ['third-party'] }, action: 'CREATE', accessLevel: 'READ_ONLY' }]);
+      expect((await schemes({ loginId: 'tp-1', groups: ['third-party'] }, inTenant('Third'))).status).to.equal(200);
+      expect(await usersNamed('tp-1', 'Third')).to.have.length(1);
+      expect(await usersNamed('tp-1')).to.have.length(0);
+      // In Default the same identity matches no rule.
+      expect((await schemes({ loginId: 'tp-2', groups: ['third-party'] })).status).to.equal(403);
+      expect((await schemes({ loginId: 'tp-1', groups: ['third-party'] }, inTenant('No such tenant'))).status).to.equal(403);
+    });
+
+    it('evaluates the rules of the tenant the identity names in place of the default tenant', async () => {
+      expect((await schemes({ loginId: 'tp-3', groups: ['third-party'], tenantName: 'Third' })).status).to.equal(200);
+      const [user] = await usersNamed('tp-3', 'Third');
+      expect(user.tenant).to.equal(tenantIds.Third);
+      // A tenant name that does not exist leaves the default tenant.
+      expect((await schemes({ loginId: 'guest-4', groups: ['readers'], tenantName: 'Nope' })).status).to.equal(200);
+    });
+
+    it('refuses a login ID with two users in the tenant rather than guess or add a third', async () => {
+      await createUser(t, db, { loginId: 'twin', accessLevel: 'EDITOR', tenant: 'Second', label: 'twin-a' } as never);
+      await createUser(t, db, { loginId: 'twin', accessLevel: 'EDITOR', tenant: 'Second', label: 'twin-b' } as never);
+      await putRules('Second', [{ condition: null, action: 'CREATE', accessLevel: 'ADMINISTRATOR' }]);
+      expect((await schemes({ loginId: 'twin' }, inTenant('Second'))).status).to.equal(403);
+      expect(await usersNamed('twin', 'Second')).to.have.length(2);
+    });
+
+    it('never applies to a password login or an access key', async () => {
+      await putRules('Default', [{ condition: null, action: 'GRANT', accessLevel: 'ADMINISTRATOR' }]);
+      const r = await t.request(`/rest/${db}/schemes`, { auth: { loginId: 'no-user', password: 'any-Passwort-1' } });
+      expect(r.status).to.equal(401);
+      await putRules('Default', [{ condition: null, action: 'DENY' }]);
+      const [reader] = await usersNamed('reader');
+      const { key } = await (await t.request(`/rest/${db}/users/${reader.id}/accessKeys`, { method: 'POST', json: {} })).json();
+      expect((await t.request(`/rest/${db}/schemes`, { auth: null, headers: { 'service-access-key': key } })).status).to.equal(200);
+      expect((await schemes({ loginId: 'reader' })).status).to.equal(200);
+      expect((await schemes({ loginId: 'guest-5', groups: ['readers'] })).status).to.equal(403);
+    });
+  });
+
+  describe('explain', () => {
+    const explain = async (tenant: string, body: unknown, auth: Credentials = ADMIN) => {
+      const r = await t.request(`${rulesPath(tenant)}/explain`, { method: 'POST', json: body, auth });
+      return { status: r.status, body: await r.json() };
+    };
+    before(async () => {
+      await putRules('Third', [
+        { condition: { groups: ['g1'] }, action: 'GRANT', accessLevel: 'READ_ONLY' },
+        { condition: { tenantId: 'bad' }, action: 'DENY' },
+        { condition: null, action: 'CREATE', accessLevel: 'EDITOR' },
+      ]);
+    });
+
+    it('names the rule that would apply, and does not sign anyone in or create a user', async () => {
+      expect((await explain('Third', { loginId: 'x1', groups: ['g1'], tenantId: 'bad' })).body).to.deep.equal({ rule: 0, action: 'GRANT', accessLevel: 'READ_ONLY', user: null, reason: 'rule' });
+      expect((await explain('Third', { loginId: 'x1', tenantId: 'bad' })).body).to.deep.equal({ rule: 1, action: 'DENY', accessLevel: null, user: null, reason: 'rule' });
+      expect((await explain(tenantIds.Third, { loginId: 'x1' })).body).to.deep.equal({ rule: 2, action: 'CREATE', accessLevel: 'EDITOR', user: null, reason: 'rule' });
+      expect(await usersNamed('x1', 'Third')).to.have.length(0);
+    });
+
+    it('says when no rule applies', async () => {
+      await putRules('Second', [{ condition: { groups: ['only'] }, action: 'GRANT', accessLevel: 'EDITOR' }]);
+      expect((await explain('Second', { loginId: 'x2', groups: ['other'] })).body).to.deep.equal({ rule: null, action: 'DENY', accessLevel: null, user: null, reason: 'noRuleApplies' });
+    });
+
+    it('names the existing user, whose level counts, and the system administrator', async () => {
+      const [user] = await usersNamed('tp-1', 'Third');
+      expect((await explain('Third', { loginId: 'tp-1', tenantId: 'bad' })).body).to.deep.equal({ rule: null, action: null, accessLevel: 'READ_ONLY', user: user.id, reason: 'user' });
+      expect((await explain('Third', { loginId: ADMIN.loginId })).body).to.deep.equal({ rule: null, action: null, accessLevel: 'ADMINISTRATOR', user: null, reason: 'systemAdministrator' });
+    });
+
+    it('answers 400 with violations to a bad request', async () => {
+      const missing = await explain('Third', { groups: ['g1'] });
+      expect(missing.status).to.equal(400);
+      expect(missing.body.violations).to.deep.equal([{ path: 'loginId', message: 'The property is mandatory.' }]);
+      const wrong = await explain('Third', { loginId: 'x', groups: 'g1', extra: 1 });
+      expect(wrong.status).to.equal(400);
+      expect(wrong.body.violations.map((v: { path: string }) => v.path)).to.deep.equal(['extra', 'groups']);
+      expect((await t.request(`${rulesPath('Third')}/explain`, { method: 'GET' })).status).to.equal(405);
+    });
+  });
+});
