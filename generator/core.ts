@@ -9,11 +9,12 @@ import type { Metamodel } from '../runtime/metamodel/model.ts';
 import type { Emitter, GeneratedFile } from './emitter.ts';
 import { modelsEmitter } from './emitters/models.ts';
 import { openapiEmitter } from './emitters/openapi.ts';
+import { profilesEmitter } from './emitters/profiles.ts';
 import { routesEmitter } from './emitters/routes.ts';
 import { validatorsEmitter } from './emitters/validators.ts';
 import { viewsEmitter } from './emitters/views.ts';
 
-export const EMITTERS: Emitter[] = [routesEmitter, modelsEmitter, validatorsEmitter, viewsEmitter, openapiEmitter];
+export const EMITTERS: Emitter[] = [routesEmitter, modelsEmitter, validatorsEmitter, viewsEmitter, openapiEmitter, profilesEmitter];
 
 export function emitAll(model: Metamodel, emitters: Emitter[] = EMITTERS): GeneratedFile[] {
   const files = emitters.flatMap((e) => e.emit(model));

@@ -1,0 +1,225 @@
+/**
+ * The check of `customProperties` on every REST write, against the tenant's
+ * annotations (decisions §6).
+ *
+ * What is checked, and when:
+ * - A write that states the object's custom properties is checked whole:
+ *   POST and PUT always do (they state the whole object: sending none means
+ *   none), PATCH does when it sends `customProperties` (which replaces the
+ *   object's set as one property). Every value must be declared for the
+ *   type, its supertypes, or a literal the object has; values are checked by
+ *   base type, cardinality and literals; mandatory ones must be there.
+ * - A PATCH without `customProperties` leaves the stored values as they are,
+ *   unchecked: an object written before a declaration was dropped, changed
+ *   or made mandatory can still be changed in its other properties.
+ *
+ * The REST core gives this check the merged state only, so the request is
+ * seen once before its transaction (a REST extension that handles nothing):
+ * it marks the `customProperties` objects the client sent (the merged state
+ * holds the very same object), reads the annotations' revision once for the
+ * whole request, and collects the technical keys custom references name, so
+ * that a list of thousands is checked with one lookup of references.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Violation } from '../../runtime/errors.ts';
+import type { RestExtension } from '../../runtime/plugins.ts';
+import type { CustomPropertiesCheck } from '../../runtime/rest/writer.ts';
+import type { ObjectStore } from '../../runtime/storage/objects.ts';
+import type { AnnotationCache } from './cache.ts';
+import { CompiledAnnotations, type CustomPropertyRule, type TypeRules } from './rules.ts';
+import { checkScalar, UNSTORABLE, UUID_PATTERN } from './values.ts';
+
+interface WriteRequest {
+  method: string;
+  db: string;
+  tenant: string;
+  annotations: CompiledAnnotations;
+  /** Technical keys named in the custom properties of the payload, looked up together. */
+  references: Set<string>;
+  /** Technical keys the payload's objects give themselves: a reference to one of them is to an object of the same write. */
+  written: Set<string>;
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH']);
+/** Looked up at once; a larger payload looks up what each object names. */
+const PREFETCH_LIMIT = 50_000;
+
+type Values = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is Values {
+  return !!value && typeof value === 'object' && !Array.isArray(value);
+}
+
+export class CustomPropertiesChecker {
+  private readonly requests = new AsyncLocalStorage<WriteRequest>();
+  /** The `customProperties` objects of payloads: only these were sent by a client. */
+  private readonly sent = new WeakSet<object>();
+  /** Technical keys known to exist, per write transaction. */
+  private readonly existing = new WeakMap<ObjectStore, { known: Set<string>; prefetched: boolean }>();
+
+  constructor(private readonly cache: AnnotationCache, private readonly log: { warn(o: object, m: string): void }) {}
+
+  /** Sees every REST request before the generic handlers; handles none. */
+  readonly observe: RestExtension = async ({ ctx, principal, db }) => {
+    if (!WRITES.has(ctx.method) || !principal.tenant) return false;
+    const request: WriteRequest = {
+      method: ctx.method, db, tenant: principal.tenant, annotations: CompiledAnnotations.none, references: new Set(), written: new Set(),
+    };
+    // Entered before the first await, so that the rest of the request (the generic handler) runs in it.
+    this.requests.enterWith(request);
+    const body = ctx.request.body as unknown;
+    for (const item of Array.isArray(body) ? body : [body]) {
+      if (!isPlainObject(item)) continue;
+      if (typeof item.id === 'string' && UUID_PATTERN.test(item.id)) request.written.add(item.id.toLowerCase());
+      if (!('customProperties' in item)) continue;
+      // `null` unsets the whole set, as `{}` does; as an object it can be told from stored values.
+      if (item.customProperties === null) item.customProperties = {};
+      if (!isPlainObject(item.customProperties)) continue;
+      this.sent.add(item.customProperties);
+      if (request.references.size < PREFETCH_LIMIT) collectKeys(item.customProperties, request.references);
+    }
+    request.annotations = await this.cache.current(db, principal.tenant);
+    return false;
+  };
+
+  readonly check: CustomPropertiesCheck = async ({ db, tenant, type, state, store }) => {
+    const request = this.requests.getStore();
+    const current = request && request.db === db && request.tenant === tenant ? request : undefined;
+    const custom = state.customProperties;
+    const stated = custom !== undefined ? isPlainObject(custom) && this.sent.has(custom) : current !== undefined && current.method !== 'PATCH';
+    if (!stated) return [];
+    if (!current) this.log.warn({ db, type: type.name }, 'custom properties checked outside a REST request: annotations may be stale');
+    const annotations = current?.annotations ?? this.cache.known(db, tenant) ?? CompiledAnnotations.none;
+    const values = (custom ?? {}) as Values;
+    const rules = annotations.rulesOf(type.name);
+    const declared = applicable(rules, state, values);
+    const violations: Violation[] = [];
+    const normalized: Values = {};
+    const references: { name: string; keys: string[] }[] = [];
+    for (const [name, value] of Object.entries(values)) {
+      if (value === null) continue;
+      const rule = declared.get(name);
+      if (!rule) {
+        violations.push({ path: `customProperties.${name}`, key: 'customPropertyUnknown', params: { type: type.name } });
+        continue;
+      }
+      const checked = checkValue(rule, value);
+      if ('violation' in checked) {
+        violations.push({ path: `customProperties.${name}`, ...checked.violation });
+        continue;
+      }
+      if (checked.value === undefined) continue;
+      normalized[name] = checked.value;
+      if (rule.baseType === 'REFERENCE') references.push({ name, keys: ([] as string[]).concat(checked.value as string | string[]) });
+    }
+    for (const rule of declared.values()) {
+      if (rule.mandatory && normalized[rule.name] === undefined && !violations.some((v) => v.path === `customProperties.${rule.name}`)) {
+        violations.push({ path: `customProperties.${rule.name}`, key: 'mandatory' });
+      }
+    }
+    if (references.length && !violations.length) {
+      const missing = await this.missing(store, tenant, references.flatMap((r) => r.keys), current);
+      for (const r of references) {
+        const gone = r.keys.find((k) => missing.has(k));
+        if (gone) violations.push({ path: `customProperties.${r.name}`, key: 'customPropertyReferenceNotFound', params: { value: gone } });
+      }
+    }
+    if (violations.length) return violations;
+    if (Object.keys(normalized).length) state.customProperties = normalized;
+    else delete state.customProperties;
+    return [];
+  };
+
+  /** Keys that name no object of the tenant (nor one the same write creates); one lookup per transaction for the whole payload. */
+  private async missing(store: ObjectStore, tenant: string, keys: string[], request: WriteRequest | undefined): Promise<Set<string>> {
+    let memo = this.existing.get(store);
+    if (!memo) {
+      memo = { known: new Set(request?.written ?? []), prefetched: false };
+      this.existing.set(store, memo);
+    }
+    if (!memo.prefetched && request?.references.size) {
+      memo.prefetched = true;
+      for (const o of await store.byIds(tenant, [...request.references])) memo.known.add(o.id);
+    }
+    const unknown = [...new Set(keys.filter((k) => !memo.known.has(k)))];
+    if (unknown.length) for (const o of await store.byIds(tenant, unknown)) memo.known.add(o.id);
+    return new Set(keys.filter((k) => !memo.known.has(k)));
+  }
+}
+
+/** Every UUID-like text among the values, lower case (references are compared as stored). */
+function collectKeys(values: Values, into: Set<string>) {
+  for (const value of Object.values(values)) {
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (typeof v === 'string' && UUID_PATTERN.test(v)) into.add(v.toLowerCase());
+    }
+  }
+}
+
+/** The text a value is compared with against literals, or null when it cannot match one. */
+function comparable(value: unknown): string | null {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return null;
+}
+
+/**
+ * The custom properties that apply to an object: the type's, and those of
+ * every literal its properties and custom properties have (which may bring
+ * custom properties with literals of their own).
+ */
+function applicable(rules: TypeRules, state: Values, values: Values): Map<string, CustomPropertyRule> {
+  const declared = new Map(rules.always);
+  const pending = [...declared.values()];
+  const add = (list: CustomPropertyRule[] | undefined) => {
+    for (const rule of list ?? []) {
+      if (declared.has(rule.name)) continue;
+      declared.set(rule.name, rule);
+      pending.push(rule);
+    }
+  };
+  for (const [property, byLiteral] of rules.byProperty) {
+    const value = state[property];
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (v !== undefined && v !== null) add(byLiteral.get(String(v)));
+    }
+  }
+  while (pending.length) {
+    const rule = pending.pop()!;
+    if (!rule.dependents.size) continue;
+    const value = values[rule.name];
+    for (const v of Array.isArray(value) ? value : [value]) {
+      const text = comparable(v);
+      if (text !== null) add(rule.dependents.get(text));
+    }
+  }
+  return declared;
+}
+
+type CheckedValue = { value: unknown } | { violation: Pick<Violation, 'key' | 'params'> };
+
+function checkValue(rule: CustomPropertyRule, value: unknown): CheckedValue {
+  if (rule.many) {
+    if (!Array.isArray(value)) return { violation: { key: 'customPropertyNeedsArray' } };
+    const values: unknown[] = [];
+    for (const item of value) {
+      const checked = checkOne(rule, item);
+      if ('violation' in checked) return checked;
+      values.push(checked.value);
+    }
+    // An empty list is no value: a mandatory property needs at least one.
+    return { value: values.length ? values : undefined };
+  }
+  if (Array.isArray(value)) return { violation: { key: 'customPropertyNeedsSingle' } };
+  return checkOne(rule, value);
+}
+
+function checkOne(rule: CustomPropertyRule, value: unknown): CheckedValue {
+  if (typeof value === 'string' && UNSTORABLE.test(value)) return { violation: { key: 'customPropertyUnstorable' } };
+  const checked = checkScalar(rule.baseType, value);
+  if (!checked.ok) return { violation: { key: `customPropertyValue${rule.baseType}` } };
+  if (rule.literals && !rule.literals.has(comparable(checked.value) ?? '')) {
+    return { violation: { key: 'notAllowedValue', params: { allowed: [...rule.literals].join(', ') } } };
+  }
+  return { value: checked.value };
+}

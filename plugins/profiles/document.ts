@@ -1,0 +1,187 @@
+/**
+ * Reads an uploaded profile file: UTF-8, one YAML document, the shape of its
+ * kind (ajv), then the metamodel (semantics.ts). Every problem names the
+ * line and column where it is, found from the yaml package's node ranges,
+ * so that an administrator can fix the file in an editor. Nothing here
+ * stores anything; a file with any problem is refused whole.
+ */
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair } from 'yaml';
+import type { ErrorObject } from 'ajv';
+import type { Metamodel } from '../../runtime/metamodel/model.ts';
+import type { Violation } from '../../runtime/errors.ts';
+import { allowedKeys, BASE_TYPES, shapeErrors, type ProfileKind } from './schema.ts';
+import { checkAgainstMetamodel } from './semantics.ts';
+import { UNSTORABLE } from './values.ts';
+
+/** More problems than this are summarized: a file that wrong needs a look as a whole. */
+const MAX_PROBLEMS = 50;
+
+export type Position = {
+  line: number;
+  column: number;
+};
+
+/** Where a path of the document stands in the file: at its key, or at its value. */
+export type Locator = (path: (string | number)[], at?: 'key' | 'value') => Position;
+
+export type ReadResult = { ok: true; document: Record<string, unknown> } | { ok: false; violations: Violation[] };
+
+/** Refuses anything but one UTF-8 YAML document of the kind's shape that fits the metamodel. */
+export function readProfile(kind: ProfileKind, bytes: Buffer, model: Metamodel): ReadResult {
+  if (!bytes.length) return refuse([{ path: '', key: 'profileEmpty' }]);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return refuse([{ path: '', key: 'profileNotUtf8' }]);
+  }
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
+  const position = (offset: number): Position => {
+    const { line, col } = lineCounter.linePos(offset);
+    return { line, column: col };
+  };
+  if (doc.errors.length) {
+    return refuse(doc.errors.map((e) => ({ path: '', key: 'profileYamlError', params: { ...position(e.pos[0]), detail: firstLine(e.message) } })));
+  }
+  if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) {
+    return refuse([{ path: '', key: 'profileNoDocument' }]);
+  }
+  let document: unknown;
+  try {
+    document = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    return refuse([{ path: '', key: 'profileYamlError', params: { line: 1, column: 1, detail: firstLine(String((err as Error).message)) } }]);
+  }
+  const unstorable = firstUnstorable(doc);
+  if (unstorable !== undefined) return refuse([{ path: '', key: 'profileUnstorableText', params: position(unstorable) }]);
+  const at = locator(doc, position);
+  const shape = shapeErrors(kind, document);
+  if (shape.length) return refuse(shapeViolations(kind, shape, at));
+  const violations = checkAgainstMetamodel(kind, document as Record<string, unknown>, model, at);
+  if (violations.length) return refuse(violations);
+  return { ok: true, document: document as Record<string, unknown> };
+}
+
+function refuse(violations: Violation[]): ReadResult {
+  const sorted = [...violations].sort((a, b) => Number(a.params?.line ?? 0) - Number(b.params?.line ?? 0)
+    || Number(a.params?.column ?? 0) - Number(b.params?.column ?? 0));
+  if (sorted.length <= MAX_PROBLEMS) return { ok: false, violations: sorted };
+  return { ok: false, violations: [...sorted.slice(0, MAX_PROBLEMS), { path: '', key: 'profileTooManyProblems', params: { count: sorted.length - MAX_PROBLEMS } }] };
+}
+
+/** Where the first text the database could not keep starts. */
+function firstUnstorable(doc: Document): number | undefined {
+  let offset: number | undefined;
+  visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value === 'string' && UNSTORABLE.test(node.value)) {
+        offset = node.range?.[0] ?? 0;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  return offset;
+}
+
+/** The yaml package's messages repeat the position and quote the source below it; the first line says it. */
+function firstLine(message: string): string {
+  return message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '').trim();
+}
+
+/** Finds the node of a path; keys are compared as text, as the parsed document has them. */
+function locator(doc: Document, position: (offset: number) => Position): Locator {
+  return (path, at = 'value') => {
+    let node: unknown = doc.contents;
+    let pair: Pair | undefined;
+    for (const segment of path) {
+      pair = undefined;
+      if (isMap(node)) {
+        pair = node.items.find((p) => keyText(p.key) === String(segment));
+        node = pair?.value;
+      } else if (isSeq(node)) {
+        node = node.items[Number(segment)];
+      } else {
+        node = undefined;
+      }
+      if (node === undefined && !pair) break;
+    }
+    const target = at === 'key' && pair && isNode(pair.key) ? pair.key
+      : isNode(node) && node.range ? node
+        : pair && isNode(pair.key) ? pair.key : doc.contents;
+    return position((target as Node | null)?.range?.[0] ?? 0);
+  };
+}
+
+function isNode(value: unknown): value is Node {
+  return !!value && typeof value === 'object' && !isPair(value) && 'range' in (value as object);
+}
+
+function keyText(key: unknown): string {
+  return isScalar(key) ? String(key.value) : String(key);
+}
+
+const SHAPE_KEYS: Record<string, string> = {
+  object: 'profileShapeMapping',
+  'object,null': 'profileShapeMappingOrNothing',
+  'array,object': 'profileShapeMappingOrSequence',
+  array: 'profileShapeSequence',
+  string: 'profileShapeText',
+  number: 'profileShapeNumber',
+  boolean: 'profileShapeBoolean',
+  'string,number,boolean': 'profileShapeScalar',
+};
+
+/** A profile that tries to declare a custom property says so, rather than "unknown key". */
+const DECLARING_KEYS = new Set(['baseType', 'cardinality', 'mandatory', 'literals', 'customProperties']);
+
+function pathOf(error: ErrorObject): string[] {
+  return error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+function shapeViolations(kind: ProfileKind, errors: ErrorObject[], at: Locator): Violation[] {
+  const seen = new Set<string>();
+  const violations: Violation[] = [];
+  for (const error of errors) {
+    const path = pathOf(error);
+    const v = shapeViolation(kind, error, path, at);
+    const id = `${v.path}\u0000${v.key}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    violations.push(v);
+  }
+  return violations;
+}
+
+function shapeViolation(kind: ProfileKind, error: ErrorObject, path: string[], at: Locator): Violation {
+  const dotted = (p: string[]) => p.join('.');
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const key = String(error.params.additionalProperty);
+      const full = [...path, key];
+      const inCustom = path.length >= 2 && path[path.length - 2] === 'customProperties';
+      const inLiteral = path.length >= 2 && path[path.length - 2] === 'literals';
+      if (kind === 'profile' && DECLARING_KEYS.has(key) && (inCustom || (inLiteral && key === 'customProperties'))) {
+        return { path: dotted(full), key: 'profileDeclaresCustom', params: { ...at(full, 'key'), value: key } };
+      }
+      return { path: dotted(full), key: 'profileUnknownKey', params: { ...at(full, 'key'), value: key, allowed: allowedKeys(error).join(', ') } };
+    }
+    case 'required': {
+      const key = String(error.params.missingProperty);
+      return { path: dotted([...path, key]), key: 'profileMissingKey', params: { ...at(path, 'key'), value: key } };
+    }
+    case 'enum': {
+      const value = String(error.data);
+      const allowed = (error.params.allowedValues as unknown[]).join(', ');
+      const key = path[path.length - 1] === 'baseType' ? 'profileUnknownBaseType' : 'profileNotAllowedValue';
+      return { path: dotted(path), key, params: { ...at(path), value, allowed: key === 'profileUnknownBaseType' ? BASE_TYPES.join(', ') : allowed } };
+    }
+    case 'type': {
+      const expected = ([] as string[]).concat(error.params.type as string | string[]).join(',');
+      return { path: dotted(path), key: SHAPE_KEYS[expected] ?? 'profileShapeScalar', params: at(path) };
+    }
+    default:
+      return { path: dotted(path), key: 'profileShapeScalar', params: at(path) };
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The profile interface (specification, "Profile interface"; decisions §6):
+ * uploads and downloads of each tenant's `annotations` and `profile`, the
+ * standard profiles shipped with the code, and the check of custom
+ * properties on every REST write against the tenant's annotations.
+ * The format is described in README.md beside this file.
+ */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Metamodel } from '../../runtime/metamodel/model.ts';
+import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
+import { AnnotationCache } from './cache.ts';
+import { loadStandardProfiles } from './catalog.ts';
+import { CustomPropertiesChecker } from './check.ts';
+import { profileRoutes } from './routes.ts';
+import { MIGRATIONS } from './store.ts';
+import './messages.ts';
+
+/** 1 MiB: annotation files of several thousand lines fit many times over. */
+export const DEFAULT_PROFILE_LIMIT = 1024 * 1024;
+
+/** The resolved metamodel the generator emitted (the route table), as the REST interface has it. */
+async function metamodelOf(generatedDir: string): Promise<Metamodel> {
+  const routes = await import(pathToFileURL(join(generatedDir, 'routes.gen.ts')).href);
+  return routes.metamodel as Metamodel;
+}
+
+export const manifest: PluginManifest = {
+  name: 'profiles',
+  configSchema: {
+    type: 'object',
+    properties: {
+      SERVICE_PROFILE_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,9}$' },
+    },
+  },
+  async register(host: PluginHost) {
+    const limit = Number(host.config.env.SERVICE_PROFILE_LIMIT ?? DEFAULT_PROFILE_LIMIT);
+    const model = await metamodelOf(host.config.generatedDir);
+    const standard = loadStandardProfiles(host.config.generatedDir);
+    const cache = new AnnotationCache(host.knex, model);
+    const checker = new CustomPropertiesChecker(cache, host.log);
+    host.addDatabaseMigrations('profiles', MIGRATIONS);
+    host.addRestExtension(checker.observe);
+    host.setCustomPropertiesCheck(checker.check);
+    profileRoutes(host.api, { knex: host.knex, model, standard, cache, limit, log: host.log });
+  },
+};

@@ -1,0 +1,73 @@
+/**
+ * The profile interface (specification, "Profile interface"):
+ * `PUT /api/<db>/profiles/<name>/upload` and
+ * `GET /api/<db>/profiles/<name>/download`, per login tenant.
+ */
+import type { Context } from 'koa';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type Router from '@koa/router';
+import { createError } from '../../runtime/errors.ts';
+import { requireLevel } from '../../runtime/auth/middleware.ts';
+import type { Principal } from '../../runtime/auth/types.ts';
+import type { Metamodel } from '../../runtime/metamodel/model.ts';
+import type { AnnotationCache } from './cache.ts';
+import { TENANT_PROFILES, type StandardProfile } from './catalog.ts';
+import { attachment } from './disposition.ts';
+import { readProfile } from './document.ts';
+import { readSingleFile } from './multipart.ts';
+import { ProfileStore } from './store.ts';
+
+export interface ProfileRoutesOptions {
+  knex: Knex;
+  model: Metamodel;
+  standard: Record<string, StandardProfile>;
+  cache: AnnotationCache;
+  /** Largest file accepted, in bytes. */
+  limit: number;
+  log: Logger;
+}
+
+function callerOf(ctx: Context): { principal: Principal; db: string; tenant: string } {
+  const principal = ctx.state.principal as Principal;
+  // Every call below /api/<db> is signed in to a tenant of that database.
+  return { principal, db: (ctx.state.db as { name: string }).name, tenant: principal.tenant! };
+}
+
+export function profileRoutes(api: Router, o: ProfileRoutesOptions) {
+  api.put('/profiles/:name/upload', async (ctx) => {
+    const { principal, db, tenant } = callerOf(ctx as unknown as Context);
+    const name = ctx.params.name;
+    if (o.standard[name]) throw createError('FORBIDDEN', {}, [{ path: 'name', key: 'profileStandardReadOnly', params: { name } }]);
+    const profile = TENANT_PROFILES[name];
+    if (!profile) throw createError('OBJECT_NOT_FOUND', { type: 'profile', key: name }, [{ path: 'name', key: 'profileNotFound', params: { name } }]);
+    requireLevel(principal, 'ADMINISTRATOR');
+    const file = await readSingleFile(ctx as unknown as Context, o.limit);
+    const read = readProfile(profile.kind, file.bytes, o.model);
+    if (!read.ok) throw createError('BAD_REQUEST', {}, read.violations);
+    const store = new ProfileStore(o.knex, db);
+    // The never-uploaded profile is its initial document: uploading that changes nothing.
+    const unchangedInitial = file.bytes.equals(profile.initial) && !(await store.read(tenant, name));
+    const revision = unchangedInitial ? null : await store.save(tenant, name, { filename: file.filename ?? profile.filename, bytes: file.bytes, parsed: read.document }, principal.loginId);
+    if (revision !== null && profile.kind === 'annotations') o.cache.remember(db, tenant, revision, read.document);
+    o.log.info({ db, tenant, profile: name, bytes: file.bytes.length, changed: revision !== null, revision }, 'profile uploaded');
+    ctx.status = 200;
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify(revision !== null);
+  });
+
+  api.get('/profiles/:name/download', async (ctx) => {
+    const { tenant, db } = callerOf(ctx as unknown as Context);
+    const name = ctx.params.name;
+    const standard = o.standard[name];
+    const profile = TENANT_PROFILES[name];
+    if (!standard && !profile) throw createError('OBJECT_NOT_FOUND', { type: 'profile', key: name }, [{ path: 'name', key: 'profileNotFound', params: { name } }]);
+    const stored = standard ? null : await new ProfileStore(o.knex, db).read(tenant, name);
+    const { filename, bytes } = standard ?? stored ?? { filename: profile.filename, bytes: profile.initial };
+    ctx.status = 200;
+    ctx.set('Content-Disposition', attachment(filename));
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.body = bytes;
+    ctx.set('Content-Type', 'application/yaml');
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * The tenants' profiles, one row per (tenant, name) in each database: the
+ * bytes exactly as uploaded (what a download returns), the parsed document
+ * (what the REST interface checks against, without parsing YAML again), and
+ * who uploaded when. `revision` comes from one sequence per database, so it
+ * only grows: an instance that remembers a revision knows a row is newer by
+ * comparing numbers, even after a tenant was deleted and made again.
+ */
+import type { Knex } from 'knex';
+import { schemaOf } from '../../runtime/storage/migrations.ts';
+
+export const MIGRATIONS = [
+  `create sequence $S.profile_revisions;
+   create table $S.profiles (
+     tenant uuid not null references $S.objects(id) on delete cascade,
+     name text not null,
+     filename text not null,
+     bytes bytea not null,
+     parsed jsonb not null,
+     revision bigint not null,
+     uploaded_by text not null,
+     uploaded_at timestamptz not null,
+     primary key (tenant, name)
+   );`,
+];
+
+export interface StoredProfile {
+  filename: string;
+  bytes: Buffer;
+  revision: number;
+  uploadedBy: string;
+  uploadedAt: number;
+}
+
+export interface ProfileUpload {
+  filename: string;
+  bytes: Buffer;
+  parsed: Record<string, unknown>;
+}
+
+export class ProfileStore {
+  private readonly table: string;
+  private readonly sequence: string;
+
+  constructor(private readonly q: Knex | Knex.Transaction, db: string) {
+    this.table = `"${schemaOf(db)}".profiles`;
+    this.sequence = `"${schemaOf(db)}".profile_revisions`;
+  }
+
+  async read(tenant: string, name: string): Promise<StoredProfile | null> {
+    const r = await this.q.raw(
+      `select filename, bytes, revision, uploaded_by, (extract(epoch from uploaded_at) * 1000)::bigint as uploaded_at
+       from ${this.table} where tenant = ? and name = ?`,
+      [tenant, name],
+    );
+    const row = r.rows[0];
+    if (!row) return null;
+    return { filename: row.filename, bytes: Buffer.from(row.bytes), revision: Number(row.revision), uploadedBy: row.uploaded_by, uploadedAt: Number(row.uploaded_at) };
+  }
+
+  /**
+   * The revision of a profile, with its parsed document only when it is not
+   * the revision the caller has: the cheap check a write request makes.
+   */
+  async revisionSince(tenant: string, name: string, known: number | null): Promise<{ revision: number; parsed?: Record<string, unknown> } | null> {
+    const r = await this.q.raw(
+      `select revision, case when revision is distinct from ?::bigint then parsed end as parsed from ${this.table} where tenant = ? and name = ?`,
+      [known, tenant, name],
+    );
+    const row = r.rows[0];
+    if (!row) return null;
+    return { revision: Number(row.revision), ...(row.parsed ? { parsed: row.parsed } : {}) };
+  }
+
+  /**
+   * Stores an upload unless the stored bytes are the same. One statement:
+   * concurrent uploads of one profile serialize on its row, and each leaves
+   * a whole file (bytes, parsed form and name of the same upload).
+   * Returns the new revision, or null when nothing changed.
+   */
+  async save(tenant: string, name: string, upload: ProfileUpload, actor: string): Promise<number | null> {
+    const r = await this.q.raw(
+      `insert into ${this.table} as p (tenant, name, filename, bytes, parsed, revision, uploaded_by, uploaded_at)
+       values (?, ?, ?, ?, ?::jsonb, nextval('${this.sequence}'), ?, now())
+       on conflict (tenant, name) do update
+         set filename = excluded.filename, bytes = excluded.bytes, parsed = excluded.parsed,
+             revision = excluded.revision, uploaded_by = excluded.uploaded_by, uploaded_at = excluded.uploaded_at
+         where p.bytes is distinct from excluded.bytes
+       returning revision`,
+      [tenant, name, upload.filename, upload.bytes, JSON.stringify(upload.parsed), actor],
+    );
+    return r.rows[0] ? Number(r.rows[0].revision) : null;
+  }
+}
