@@ -51,7 +51,7 @@ function jsonBody(limitBytes: number) {
     if (['POST', 'PUT', 'PATCH'].includes(ctx.method)) {
       const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
       if (hasBody && !ctx.is('application/json', '+json')) {
-        throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type') || 'none' });
+        throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type') || 'none', expected: 'application/json' });
       }
       if (Number(ctx.get('content-length') || 0) > limitBytes) throw createError('PAYLOAD_TOO_LARGE');
     }
