@@ -1,5 +1,11 @@
 /** Every plugin the service ships; configuration decides which are on. */
 import type { PluginManifest } from '../runtime/plugins.ts';
 import { manifest as authBasic } from './auth-basic/index.ts';
+import { manifest as authPreauth } from './auth-preauth/index.ts';
+import { manifest as session } from './session/index.ts';
+import { manifest as authLdap } from './auth-ldap/index.ts';
+import { manifest as access } from './access/index.ts';
+import { manifest as authOidc } from './auth-oidc/index.ts';
+import { manifest as profiles } from './profiles/index.ts';
 
-export const PLUGINS: PluginManifest[] = [authBasic];
+export const PLUGINS: PluginManifest[] = [access, authBasic, authPreauth, session, authLdap, authOidc, profiles];
