@@ -7,5 +7,6 @@ import { manifest as authLdap } from './auth-ldap/index.ts';
 import { manifest as access } from './access/index.ts';
 import { manifest as authOidc } from './auth-oidc/index.ts';
 import { manifest as profiles } from './profiles/index.ts';
+import { manifest as query } from './query/index.ts';
 
-export const PLUGINS: PluginManifest[] = [access, authBasic, authPreauth, session, authLdap, authOidc, profiles];
+export const PLUGINS: PluginManifest[] = [access, authBasic, authPreauth, session, authLdap, authOidc, profiles, query];

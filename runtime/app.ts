@@ -66,7 +66,7 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const plugins = orderPlugins(options.plugins).filter((p) => !p.enabled || p.enabled(config.env));
   for (const plugin of plugins) checkPluginConfig(plugin, config.env);
   const generated = await loadGenerated(config.generatedDir);
-  const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
   try {
     return await assemble(config, log, plugins, generated, storage);
   } catch (err) {

@@ -1,0 +1,254 @@
+/**
+ * Query interface benchmark, on PostgreSQL: exports of one large result
+ * (`select * from attribute_view`, ROWS rows) as CSV, JSON and XML through
+ * the service, side by side in the same run with psql's
+ * `COPY (same select) TO STDOUT WITH CSV HEADER` under the same role, views
+ * and settings. Both are read by a separate process (curl, psql) that
+ * discards the bytes, so the service's process holds only the service.
+ *
+ * Targets (issue "The query interface"): CSV ≤ 1.25 × psql's COPY, JSON and
+ * XML ≤ 3 ×; the service's memory (RSS) grows by less than 100 MB during an
+ * export; a REST GET keeps its p99 within 2 × of its p99 at rest while an
+ * export runs (autocannon in a child process, as bench/rest.ts does).
+ *
+ *   npx tsx bench/query.ts [--rows 1000000] [--rounds 2] [--duration 10]
+ */
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../runtime/config.ts';
+import { createService, type Service } from '../runtime/app.ts';
+import { schemaOf } from '../runtime/storage/migrations.ts';
+import { PLUGINS } from '../plugins/index.ts';
+import type { LoadJob, LoadResult } from './load.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '1000000' },
+    rounds: { type: 'string', default: '2' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '8' },
+  },
+});
+const ROWS = Number(args.rows);
+const ROUNDS = Number(args.rounds);
+const DURATION = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const PG_ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ADMIN = { user: 'admin', password: 'bench-secret-1' };
+const DB = 'bench';
+const ROLE = 'service_readonly';
+const SELECT = 'select * from attribute_view';
+const AUTH = `Basic ${Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64')}`;
+
+interface Timed { seconds: number; bytes: number }
+
+async function pgAdmin(sql: string) {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** ROWS attributes under 1,000 classifiers of one scheme, written by SQL straight into the objects table. */
+async function generate(service: Service, tenant: string) {
+  const s = `"${schemaOf(DB)}"`;
+  const knex = service.storage.knex;
+  const started = performance.now();
+  await knex.raw(`insert into ${s}.objects (id, tenant, type, parent_id, list, label, status, version, created_by, date_created, modified_by, date_modified)
+    values (gen_random_uuid(), ?, 'Scheme', null, 'schemes', 'Bench', 'WORKING', 1, 'bench', now(), 'bench', now())`, [tenant]);
+  await knex.raw(`insert into ${s}.objects (id, tenant, type, parent_id, list, label, status, version, created_by, date_created, modified_by, date_modified)
+    select gen_random_uuid(), ?, 'Classifier', (select id from ${s}.objects where label = 'Bench' and type = 'Scheme'), 'classifiers',
+           'K' || lpad(n::text, 4, '0'), 'WORKING', 1, 'bench', now(), 'bench', now()
+    from generate_series(1, 1000) n`, [tenant]);
+  await knex.raw(`insert into ${s}.objects (id, tenant, type, parent_id, list, label, title, description, status, version, created_by, date_created, modified_by, date_modified, props)
+    select gen_random_uuid(), ?, 'BusinessAttribute', k.id, 'attributes', 'attribute ' || n, 'Attribute ' || n,
+           case when n % 10 = 0 then 'A description with "quotes", commas
+and a line break' when n % 3 = 0 then null else 'Plain description of attribute ' || n end,
+           case when n % 5 = 0 then 'ACCEPTED' else 'WORKING' end, 1 + n % 4, 'bench', now() - n * interval '1 second', 'bench', now() - n * interval '1 millisecond',
+           jsonb_build_object('dataType', 'STRING', 'identifying', n % 7 = 0, 'minCardinality', n % 3, 'maxCardinality', 1 + n % 5,
+                              'required', case when n % 2 = 0 then 'MANDATORY' else 'OPTIONAL' end, 'cardinality', 'ONE')
+    from generate_series(1, ?) n
+    join (select id, row_number() over (order by label) - 1 as i from ${s}.objects where type = 'Classifier') k on k.i = n % 1000`, [tenant, ROWS]);
+  await knex.raw(`analyze ${s}.objects`);
+  console.log(`generated ${ROWS} attributes in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+/** Runs a process, counts the bytes it writes to stdout, and times it. */
+function timedProcess(command: string, argv: string[], input?: string): Promise<Timed> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(command, argv, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    let bytes = 0;
+    let errors = '';
+    child.stdout!.on('data', (d: Buffer) => { bytes += d.length; });
+    child.stderr!.on('data', (d: Buffer) => { errors += String(d); });
+    if (input !== undefined) child.stdin!.end(input);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`${command} exited ${code}: ${errors}`));
+      else resolve({ seconds: (performance.now() - started) / 1000, bytes });
+    });
+  });
+}
+
+/** psql's COPY of the same select, with the same role and settings the service sets. */
+function psqlCopy(dbUrl: string, tenant: string): Promise<Timed> {
+  const script = `begin transaction isolation level repeatable read, read only;
+select set_config('search_path', '"${schemaOf(DB)}"', true), set_config('service.tenants', '${tenant}', true),
+  set_config('service.language', 'en', true), set_config('TimeZone', 'UTC', true) \\g /dev/null
+set local role ${ROLE};
+copy (${SELECT}) to stdout with csv header;
+rollback;
+`;
+  return timedProcess('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', dbUrl, '-f', '-'], script);
+}
+
+function serviceExport(url: string, format: string, sql = SELECT): Promise<Timed> {
+  return timedProcess('curl', ['-sS', '--fail', '-X', 'PUT', '-H', `authorization: ${AUTH}`, '-H', 'content-type: application/json',
+    '--data', JSON.stringify({ sql }), `${url}/api/${DB}/queries/download?format=${format}&statementTimeout=0`]);
+}
+
+/** The service's memory growth (RSS, MB) while the task runs, sampled every 50 ms. */
+async function withMemory<T>(task: () => Promise<T>): Promise<{ result: T; rssMb: number; heapMb: number }> {
+  global.gc?.();
+  const base = process.memoryUsage();
+  let rss = 0;
+  let heap = 0;
+  const sample = setInterval(() => {
+    const m = process.memoryUsage();
+    rss = Math.max(rss, m.rss - base.rss);
+    heap = Math.max(heap, m.heapUsed - base.heapUsed);
+  }, 50);
+  try {
+    const result = await task();
+    return { result, rssMb: rss / 2 ** 20, heapMb: heap / 2 ** 20 };
+  } finally {
+    clearInterval(sample);
+  }
+}
+
+const loader = fork(fileURLToPath(new URL('./load.ts', import.meta.url)), { execArgv: ['--import', 'tsx'] });
+
+function load(url: string, paths: string[], seconds: number): Promise<LoadResult> {
+  const job: LoadJob = { url, paths, headers: { authorization: AUTH }, connections: CONNECTIONS, seconds };
+  return new Promise((resolve) => {
+    loader.once('message', (r) => resolve(r as LoadResult));
+    loader.send(job);
+  });
+}
+
+async function main() {
+  const pgName = `bench_q_${randomBytes(4).toString('hex')}`;
+  await pgAdmin(`create database ${pgName}`);
+  const dbUrl = new URL(PG_ADMIN_URL);
+  dbUrl.pathname = `/${pgName}`;
+  let service: Service | undefined;
+  try {
+    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
+    service = await createService(loadConfig({
+      PORT: '0', SERVICE_ADMIN_USER: ADMIN.user, SERVICE_ADMIN_PASSWORD: ADMIN.password, SERVICE_DATABASE_URL: dbUrl.toString(),
+    }), { plugins: PLUGINS, log });
+    const url = `http://127.0.0.1:${await service.listen()}`;
+    const created = await fetch(`${url}/api/admin/databases`, { method: 'POST', headers: { authorization: AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ name: DB }) });
+    if (created.status !== 201) throw new Error(`creating the database: ${created.status} ${await created.text()}`);
+    const tenant = (await service.databases.get(DB))!.defaultTenant;
+    await generate(service, tenant);
+
+    // Warm-up: the first sign-in verifies the password (argon2) and PostgreSQL reads the table into its cache.
+    await serviceExport(url, 'CSV', `${SELECT} limit 10`);
+    await psqlCopy(dbUrl.toString(), tenant);
+
+    // Exports, alternating with psql, ROUNDS times; the best of each.
+    const best: Record<string, Timed & { rssMb: number; heapMb: number }> = {};
+    const keep = (name: string, t: Timed, rssMb = 0, heapMb = 0) => {
+      const b = best[name];
+      best[name] = { seconds: Math.min(b?.seconds ?? Infinity, t.seconds), bytes: t.bytes, rssMb: Math.max(b?.rssMb ?? 0, rssMb), heapMb: Math.max(b?.heapMb ?? 0, heapMb) };
+    };
+    for (let round = 0; round < ROUNDS; round++) {
+      keep('psql COPY', await psqlCopy(dbUrl.toString(), tenant));
+      for (const format of ['CSV', 'JSON', 'XML']) {
+        const m = await withMemory(() => serviceExport(url, format));
+        keep(format, m.result, m.rssMb, m.heapMb);
+      }
+    }
+
+    // REST GETs at rest, then while exports run back to back.
+    const ids = (await service.storage.knex.raw(`select id from "${schemaOf(DB)}".objects where type = 'BusinessAttribute' order by random() limit 2000`)).rows.map((r: { id: string }) => r.id);
+    const paths = ids.map((id: string) => `/rest/${DB}/attributes/${id}`);
+    await load(url, paths, 2);
+    // The service's event-loop delay tells its own share of a slower GET from the machine's (the export's backend, curl).
+    const loopDelay = async <T>(task: () => Promise<T>) => {
+      const histogram = monitorEventLoopDelay({ resolution: 5 });
+      histogram.enable();
+      try {
+        return { result: await task(), loopP99Ms: histogram.percentile(99) / 1e6 };
+      } finally {
+        histogram.disable();
+      }
+    };
+    const { result: rest, loopP99Ms: restLoop } = await loopDelay(() => load(url, paths, DURATION));
+    const busy: Record<string, LoadResult> = {};
+    const busyLoop: Record<string, number> = {};
+    // psql's COPY too: what the same export costs a GET when the service does nothing for it.
+    for (const format of ['psql', 'CSV', 'JSON', 'XML']) {
+      let exporting = true;
+      const once = () => (format === 'psql' ? psqlCopy(dbUrl.toString(), tenant) : serviceExport(url, format));
+      const exports = (async () => { while (exporting) await once(); })();
+      await new Promise((r) => setTimeout(r, 500));
+      const measured = await loopDelay(() => load(url, paths, DURATION));
+      busy[format] = measured.result;
+      busyLoop[format] = measured.loopP99Ms;
+      exporting = false;
+      await exports;
+    }
+
+    const copy = best['psql COPY'];
+    const rows = [
+      { name: 'psql COPY (CSV)', ...copy, ratio: 1, target: null },
+      ...['CSV', 'JSON', 'XML'].map((f) => ({ name: `service ${f}`, ...best[f], ratio: best[f].seconds / copy.seconds, target: f === 'CSV' ? 1.25 : 3 })),
+    ];
+    console.log(`\n${ROWS} rows of attribute_view (best of ${ROUNDS})`);
+    console.log('export              seconds        MB   ratio  target  RSS +MB  heap +MB  result');
+    for (const r of rows) {
+      const pass = r.target === null ? '' : r.ratio <= r.target && r.rssMb < 100 ? 'pass' : 'FAIL';
+      console.log(`${r.name.padEnd(18)} ${r.seconds.toFixed(2).padStart(8)} ${(r.bytes / 2 ** 20).toFixed(0).padStart(9)} ${r.ratio.toFixed(2).padStart(7)} ${(r.target === null ? '-' : `≤ ${r.target}`).padStart(7)} ${r.rssMb.toFixed(0).padStart(8)} ${r.heapMb.toFixed(0).padStart(9)}  ${pass}`);
+    }
+    console.log(`\nREST GET by technical key (${CONNECTIONS} connections, ${DURATION} s)`);
+    console.log('while               req/s    p50 ms   p99 ms   p99 ratio  target  loop p99 ms  result');
+    const line = (name: string, r: LoadResult, loop: number, ratio?: number) =>
+      console.log(`${name.padEnd(18)} ${(r.ok / r.seconds).toFixed(0).padStart(6)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(8)} ${ratio === undefined ? '        -' : ratio.toFixed(2).padStart(11)} ${ratio === undefined ? '      -' : '    ≤ 2'} ${loop.toFixed(1).padStart(12)}  ${ratio === undefined ? '' : ratio <= 2 && r.non2xx + r.errors === 0 ? 'pass' : 'FAIL'}`);
+    line('at rest', rest, restLoop);
+    for (const format of ['psql', 'CSV', 'JSON', 'XML']) line(format === 'psql' ? 'psql COPY' : `${format} export`, busy[format], busyLoop[format], busy[format].p99 / Math.max(rest.p99, 1));
+
+    const file = fileURLToPath(new URL('../.tmp/bench-query.json', import.meta.url));
+    mkdirSync(fileURLToPath(new URL('../.tmp/', import.meta.url)), { recursive: true });
+    writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), commit: commit(), rows: ROWS, exports: rows, rest: { atRest: rest, busy, eventLoopP99Ms: { atRest: restLoop, ...busyLoop } } }, null, 2)}\n`);
+    console.log(`\nwritten to ${file}`);
+  } finally {
+    await service?.close();
+    await pgAdmin(`drop database if exists ${pgName} with (force)`);
+  }
+}
+
+function commit() {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+try {
+  await main();
+} finally {
+  loader.kill();
+}

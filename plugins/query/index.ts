@@ -1,0 +1,107 @@
+/**
+ * The metadata query interface (specification, "Metadata query interface";
+ * decisions §5): read-only SQL over the generated views of a database, as
+ * CSV, JSON or XML, synchronously or as jobs, as of a chosen time.
+ *
+ * Settings:
+ * - SERVICE_DATABASE_READONLY_USER / _PASSWORD: the role statements run as
+ *   (default service_readonly); created and granted at start.
+ * - SERVICE_STATEMENT_TIMEOUT: the server's maximum run time of a statement
+ *   in milliseconds (default 300000; 0: none). A database's own setting
+ *   (PUT /api/<db>/queries/settings) overrides it, a user's statementTimeout
+ *   property overrides both.
+ * - SERVICE_JOB_RETENTION: how long a finished job and its result are kept,
+ *   in milliseconds (default 86400000, 24 h).
+ * - SERVICE_JOB_HEARTBEAT: how often a running job's instance says it is
+ *   alive, in milliseconds (default 10000); three missed beats fail the job.
+ * - SERVICE_QUERY_POOL_SIZE: connections of the query pool on PostgreSQL
+ *   (default 4). SERVICE_QUERY_JOB_CONCURRENCY: jobs one instance runs at
+ *   once (default 2; the embedded database runs one statement at a time).
+ */
+import type { Knex } from 'knex';
+import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
+import type { Storage } from '../../runtime/storage/connection.ts';
+import { readViewsSql } from '../../runtime/storage/views.ts';
+import { registerQueryMessages } from './messages.ts';
+import { ensureRole, grantViews, ROLE_NAME, viewNames } from './role.ts';
+import { QueryEngine } from './runner.ts';
+import { JOB_MIGRATIONS, JobManager } from './jobs.ts';
+import { registerRoutes } from './routes.ts';
+
+const DEFAULTS = {
+  role: 'service_readonly',
+  statementTimeoutMs: 300_000,
+  retentionMs: 24 * 60 * 60 * 1000,
+  heartbeatMs: 10_000,
+  poolSize: 4,
+  concurrency: 2,
+};
+
+const engines = new WeakMap<Storage, QueryEngine>();
+
+/** The query engine of a running service, found by its storage: tests inspect its pooled connections. */
+export function queryEngineOf(storage: Storage): QueryEngine | undefined {
+  return engines.get(storage);
+}
+
+const milliseconds = { type: 'string', pattern: '^[0-9]{1,10}$' };
+
+export const manifest: PluginManifest = {
+  name: 'query',
+  configSchema: {
+    type: 'object',
+    properties: {
+      SERVICE_DATABASE_READONLY_USER: { type: 'string', pattern: ROLE_NAME },
+      SERVICE_DATABASE_READONLY_PASSWORD: { type: 'string', minLength: 8 },
+      SERVICE_STATEMENT_TIMEOUT: milliseconds,
+      SERVICE_JOB_RETENTION: { type: 'string', pattern: '^[1-9][0-9]{0,11}$' },
+      SERVICE_JOB_HEARTBEAT: { type: 'string', pattern: '^([5-9][0-9]|[1-9][0-9]{2,6})$' },
+      SERVICE_QUERY_POOL_SIZE: { type: 'string', pattern: '^([1-9]|[1-9][0-9])$' },
+      SERVICE_QUERY_JOB_CONCURRENCY: { type: 'string', pattern: '^([1-9]|[1-9][0-9])$' },
+    },
+  },
+  register(host: PluginHost) {
+    const env = host.config.env;
+    const setting = (name: string, fallback: number) => (env[name] ? Number(env[name]) : fallback);
+    registerQueryMessages();
+    const role = env.SERVICE_DATABASE_READONLY_USER || DEFAULTS.role;
+    const password = env.SERVICE_DATABASE_READONLY_PASSWORD || undefined;
+    const views = viewNames(readViewsSql(host.config.generatedDir));
+    const serverTimeoutMs = Math.min(setting('SERVICE_STATEMENT_TIMEOUT', DEFAULTS.statementTimeoutMs), 2_147_483_647);
+    host.addDatabaseMigrations('query', JOB_MIGRATIONS);
+
+    const engine = new QueryEngine({
+      storage: host.storage, databaseUrl: host.config.databaseUrl, role, log: host.log,
+      poolSize: setting('SERVICE_QUERY_POOL_SIZE', DEFAULTS.poolSize),
+    });
+    engines.set(host.storage, engine);
+    const jobs = new JobManager({
+      knex: host.knex, engine, databases: host.databases, log: host.log,
+      heartbeatMs: setting('SERVICE_JOB_HEARTBEAT', DEFAULTS.heartbeatMs),
+      retentionMs: setting('SERVICE_JOB_RETENTION', DEFAULTS.retentionMs),
+      concurrency: host.storage.kind === 'pglite' ? 1 : setting('SERVICE_QUERY_JOB_CONCURRENCY', DEFAULTS.concurrency),
+    });
+
+    // At start the views of existing databases are granted before onStart runs: the role must exist by then.
+    // Once made outside a transaction (which could still roll back), the role is not made again by this instance.
+    let roleReady = false;
+    const ensure = async (q: Knex | Knex.Transaction) => {
+      if (roleReady) return;
+      await ensureRole(q, role, password);
+      if (!(q as Knex.Transaction).isTransaction) roleReady = true;
+    };
+    host.afterViews(async (q, db) => {
+      await ensure(q);
+      await grantViews(q, db, role, views);
+    });
+    host.onStart(async () => {
+      await ensure(host.knex);
+      jobs.start();
+    });
+    host.onClose(async () => {
+      await jobs.close();
+      await engine.close();
+    });
+    registerRoutes({ host, engine, jobs, views: new Set(views), serverTimeoutMs });
+  },
+};

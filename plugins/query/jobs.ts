@@ -1,0 +1,332 @@
+/**
+ * Asynchronous queries (POST /api/<db>/queries/download): jobs kept in the
+ * database, so that any instance reports on and serves any job (decisions
+ * §5). The instance that accepted a job runs it, writes its result in chunks
+ * of at most 1 MB (bytea rows), and touches the job's heartbeat while it is
+ * queued or running. Whoever finds a queued or running job whose heartbeat
+ * is older than three of its instance's intervals marks it FAILED: its
+ * instance stopped. Finished jobs are removed after SERVICE_JOB_RETENTION.
+ */
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { schemaOf } from '../../runtime/storage/migrations.ts';
+import { translate, type Language } from '../../runtime/messages.ts';
+import type { Databases } from '../../runtime/storage/databases.ts';
+import { checkStatement, StatementRefused } from './sandbox.ts';
+import { QueryFailure, type QueryEngine, type QuerySpec } from './runner.ts';
+import type { Format } from './formats.ts';
+
+export const JOB_MIGRATIONS = [
+  `create table $S.query_jobs (
+     id uuid primary key,
+     tenant uuid not null,
+     all_tenants boolean not null,
+     login_id text not null,
+     format text not null,
+     language text not null,
+     status text not null check (status in ('QUEUED', 'RUNNING', 'COMPLETED', 'FAILED')),
+     instance text not null,
+     heartbeat_ms integer not null,
+     heartbeat_at timestamptz not null default now(),
+     created_at timestamptz not null default now(),
+     started_at timestamptz,
+     finished_at timestamptz,
+     expires_at timestamptz,
+     row_count bigint,
+     byte_count bigint,
+     messages jsonb not null default '[]'::jsonb,
+     logs jsonb not null default '[]'::jsonb
+   );
+   create index query_jobs_active on $S.query_jobs (heartbeat_at) where status in ('QUEUED', 'RUNNING');
+   create index query_jobs_expires on $S.query_jobs (expires_at);
+   create table $S.query_job_chunks (
+     job_id uuid not null references $S.query_jobs(id) on delete cascade,
+     seq integer not null,
+     data bytea not null,
+     primary key (job_id, seq)
+   );
+   create table $S.query_settings (
+     singleton boolean primary key default true check (singleton),
+     statement_timeout integer check (statement_timeout >= 0),
+     updated_at timestamptz not null default now(),
+     updated_by text
+   );`,
+];
+
+const CHUNK_BYTES = 1024 * 1024;
+/** A heartbeat older than this many intervals means the instance is gone. */
+const STALE_INTERVALS = 3;
+
+export interface JobOwner {
+  tenant: string;
+  /** Started by a system administrator reading every tenant: only system administrators may see it. */
+  allTenants: boolean;
+  loginId: string;
+}
+
+export interface JobViewer {
+  tenant?: string;
+  systemAdmin: boolean;
+}
+
+export interface JobRow {
+  id: string;
+  status: 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
+  format: Format;
+  messages: { level: string; message: string }[];
+  logs: { level: string; message: string }[];
+}
+
+type Entry = { level: 'INFO' | 'ERROR'; message: string };
+
+export interface JobRequest {
+  db: string;
+  sql: string;
+  views: ReadonlySet<string>;
+  spec: Omit<QuerySpec, 'statement' | 'db'>;
+  owner: JobOwner;
+}
+
+export interface JobOptions {
+  knex: Knex;
+  engine: QueryEngine;
+  databases: Databases;
+  log: Logger;
+  heartbeatMs: number;
+  retentionMs: number;
+  concurrency: number;
+}
+
+export class JobManager {
+  readonly instance = randomUUID();
+  private readonly queue: { id: string; request: JobRequest }[] = [];
+  private readonly active = new Map<string, { db: string; stop: AbortController; done?: Promise<void> }>();
+  private running = 0;
+  private closed = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(private readonly options: JobOptions) {}
+
+  /** Starts the heartbeat and the sweeper (stale jobs failed, expired ones removed). */
+  start() {
+    const beat = setInterval(() => void this.heartbeat(), this.options.heartbeatMs);
+    const sweepMs = Math.min(60_000, Math.max(100, Math.floor(this.options.retentionMs / 2)));
+    const sweep = setInterval(() => void this.sweep(), sweepMs);
+    beat.unref();
+    sweep.unref();
+    this.timers.push(beat, sweep);
+  }
+
+  private table(db: string) {
+    return `"${schemaOf(db)}".query_jobs`;
+  }
+
+  private chunks(db: string) {
+    return `"${schemaOf(db)}".query_job_chunks`;
+  }
+
+  /** Records the job as QUEUED and queues it on this instance; its id. */
+  async submit(request: JobRequest): Promise<string> {
+    const id = randomUUID();
+    const { owner, spec } = request;
+    await this.options.knex.raw(
+      `insert into ${this.table(request.db)} (id, tenant, all_tenants, login_id, format, language, status, instance, heartbeat_ms, logs)
+       values (?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?::jsonb)`,
+      [id, owner.tenant, owner.allTenants, owner.loginId, spec.format, spec.language, this.instance, this.options.heartbeatMs,
+        JSON.stringify([{ level: 'INFO', message: translate(spec.language, 'jobQueued') }])],
+    );
+    this.active.set(id, { db: request.db, stop: new AbortController() });
+    this.queue.push({ id, request });
+    this.next();
+    return id;
+  }
+
+  private next() {
+    while (!this.closed && this.running < this.options.concurrency && this.queue.length) {
+      const { id, request } = this.queue.shift()!;
+      this.running++;
+      const done = this.execute(id, request)
+        .catch((err) => this.options.log.error({ err: String(err), job: id }, 'query job failed unexpectedly'))
+        .finally(() => {
+          this.running--;
+          this.active.delete(id);
+          this.next();
+        });
+      const entry = this.active.get(id);
+      if (entry) entry.done = done;
+    }
+  }
+
+  private async execute(id: string, request: JobRequest) {
+    const { knex } = this.options;
+    const { db, spec } = request;
+    const language = spec.language;
+    const started = await knex.raw(
+      `update ${this.table(db)} set status = 'RUNNING', started_at = now(), heartbeat_at = now(), logs = logs || ?::jsonb
+       where id = ? and status = 'QUEUED' returning id`,
+      [JSON.stringify([{ level: 'INFO', message: translate(language, 'jobStarted') }]), id],
+    );
+    // Another instance found it stale in the meantime (this one was paused): it is not ours to run any more.
+    if (!started.rows.length) return;
+    let rows = 0;
+    let bytes = 0;
+    try {
+      const statement = await checkStatement(request.sql, request.views);
+      const signal = this.active.get(id)?.stop.signal;
+      const result = await this.options.engine.run({ ...spec, db, statement }, { signal });
+      const stop = () => result.stream.destroy(new QueryFailure(translate(language, 'jobInstanceStopped')));
+      if (signal?.aborted) stop();
+      else signal?.addEventListener('abort', stop, { once: true });
+      let seq = 0;
+      let pending: Buffer[] = [];
+      let size = 0;
+      const flush = async () => {
+        if (!size) return;
+        await knex.raw(`insert into ${this.chunks(db)} (job_id, seq, data) values (?, ?, ?)`, [id, seq++, Buffer.concat(pending)]);
+        bytes += size;
+        pending = [];
+        size = 0;
+      };
+      for await (const chunk of result.stream) {
+        for (let at = 0; at < (chunk as Buffer).length;) {
+          const part = (chunk as Buffer).subarray(at, at + CHUNK_BYTES - size);
+          pending.push(part);
+          size += part.length;
+          at += part.length;
+          if (size >= CHUNK_BYTES) await flush();
+        }
+      }
+      await flush();
+      rows = result.rows();
+      await this.finish(db, id, 'COMPLETED',
+        [{ level: 'INFO', message: translate(language, 'jobCompleted', { rows }) }],
+        [{ level: 'INFO', message: translate(language, 'jobCompletedLog', { rows, bytes }) }], rows, bytes);
+    } catch (err) {
+      const stopped = this.active.get(id)?.stop.signal.aborted;
+      const cause = stopped ? translate(language, 'jobInstanceStopped') : describeFailure(err, language, spec.timeoutMs);
+      if (cause === undefined) this.options.log.error({ err: String(err), job: id }, 'query job failed');
+      await this.finish(db, id, 'FAILED',
+        [{ level: 'ERROR', message: translate(language, 'jobFailed') }],
+        [{ level: 'ERROR', message: cause ?? translate(language, 'internal') }], null, null);
+    }
+  }
+
+  private async finish(db: string, id: string, status: 'COMPLETED' | 'FAILED', messages: Entry[], logs: Entry[], rows: number | null, bytes: number | null) {
+    await this.options.knex.raw(
+      `update ${this.table(db)} set status = ?, finished_at = now(), expires_at = now() + ? * interval '1 millisecond',
+         messages = ?::jsonb, logs = logs || ?::jsonb, row_count = ?, byte_count = ?
+       where id = ? and status = 'RUNNING'`,
+      [status, this.options.retentionMs, JSON.stringify(messages), JSON.stringify(logs), rows, bytes, id],
+    );
+  }
+
+  private async heartbeat() {
+    const byDb = new Map<string, string[]>();
+    for (const [id, { db }] of this.active) byDb.set(db, [...(byDb.get(db) ?? []), id]);
+    for (const [db, ids] of byDb) {
+      await this.options.knex.raw(
+        `update ${this.table(db)} set heartbeat_at = now() where id = any(?::uuid[]) and status in ('QUEUED', 'RUNNING')`, [ids],
+      ).catch((err) => this.options.log.warn({ err: String(err), db }, 'query job heartbeat failed'));
+    }
+  }
+
+  /**
+   * Marks the stale jobs of a database FAILED (all of them, or the one with
+   * `id`). This instance's own jobs are alive whatever their heartbeat says:
+   * the embedded database cannot take a heartbeat while it runs the job's
+   * statement on its only connection.
+   */
+  private async failStale(db: string, language: Language, id?: string) {
+    const message = translate(language, 'jobInstanceStopped');
+    const mine = [...this.active.keys()];
+    await this.options.knex.raw(
+      `update ${this.table(db)} set status = 'FAILED', finished_at = now(), expires_at = now() + ? * interval '1 millisecond',
+         messages = ?::jsonb, logs = logs || ?::jsonb
+       where status in ('QUEUED', 'RUNNING') and heartbeat_at < now() - ? * heartbeat_ms * interval '1 millisecond'
+         and not (instance = ? and id = any(?::uuid[]))
+         ${id ? 'and id = ?' : ''}`,
+      [this.options.retentionMs, JSON.stringify([{ level: 'ERROR', message }]), JSON.stringify([{ level: 'ERROR', message }]), STALE_INTERVALS,
+        this.instance, mine, ...(id ? [id] : [])],
+    );
+  }
+
+  /** Fails stale jobs and removes expired ones, in every database. */
+  async sweep() {
+    let names: string[];
+    try {
+      names = (await this.options.databases.list()).map((d) => d.name);
+    } catch (err) {
+      this.options.log.warn({ err: String(err) }, 'query job sweep failed');
+      return;
+    }
+    for (const db of names) {
+      try {
+        await this.failStale(db, 'en');
+        await this.options.knex.raw(`delete from ${this.table(db)} where expires_at < now()`);
+      } catch (err) {
+        // A database dropped meanwhile has no jobs left to sweep.
+        const code = (err as { code?: string }).code;
+        if (code !== '42P01' && code !== '3F000') this.options.log.warn({ err: String(err), db }, 'query job sweep failed');
+      }
+    }
+  }
+
+  /** The job if it exists, has not expired and the viewer may see it; null otherwise (404 for all three alike). */
+  async find(db: string, id: string, viewer: JobViewer, language: Language): Promise<JobRow | null> {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+    await this.failStale(db, language, id);
+    const r = await this.options.knex.raw(
+      `select id, status, format, messages, logs, tenant, all_tenants from ${this.table(db)}
+       where id = ? and (expires_at is null or expires_at > now())`, [id],
+    );
+    const row = r.rows[0];
+    if (!row) return null;
+    if (!viewer.systemAdmin && (row.all_tenants || row.tenant !== viewer.tenant)) return null;
+    return { id: row.id, status: row.status, format: row.format, messages: row.messages, logs: row.logs };
+  }
+
+  /** The stored result, a chunk at a time. */
+  result(db: string, id: string): Readable {
+    const { knex } = this.options;
+    const chunks = this.chunks(db);
+    let seq = 0;
+    return new Readable({
+      async read() {
+        try {
+          const r = await knex.raw(`select data from ${chunks} where job_id = ? and seq = ?`, [id, seq++]);
+          this.push(r.rows.length ? (r.rows[0].data as Buffer) : null);
+        } catch (err) {
+          this.destroy(err as Error);
+        }
+      },
+    });
+  }
+
+  /** Stops this instance's jobs: they are marked FAILED (their instance stopped), nothing is left running. */
+  async close() {
+    this.closed = true;
+    for (const t of this.timers) clearInterval(t);
+    for (const { id, request } of this.queue.splice(0)) {
+      const message = translate(request.spec.language, 'jobInstanceStopped');
+      await this.options.knex.raw(
+        `update ${this.table(request.db)} set status = 'FAILED', finished_at = now(), expires_at = now() + ? * interval '1 millisecond',
+           messages = ?::jsonb, logs = logs || ?::jsonb where id = ? and status = 'QUEUED'`,
+        [this.options.retentionMs, JSON.stringify([{ level: 'ERROR', message }]), JSON.stringify([{ level: 'ERROR', message }]), id],
+      ).catch(() => undefined);
+      this.active.delete(id);
+    }
+    for (const entry of this.active.values()) entry.stop.abort();
+    await Promise.all([...this.active.values()].map((e) => e.done));
+  }
+}
+
+/** The text a failed job's log shows; undefined for a failure of the service itself. */
+export function describeFailure(err: unknown, language: Language, timeoutMs: number): string | undefined {
+  if (err instanceof StatementRefused) return translate(language, err.key, err.detail);
+  if (err instanceof QueryFailure) {
+    return err.timedOut ? translate(language, 'statementTimedOut', { timeout: timeoutMs, error: err.message }) : err.message;
+  }
+  return undefined;
+}

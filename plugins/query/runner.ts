@@ -1,0 +1,373 @@
+/**
+ * Runs a checked statement in the sandbox and hands back its result as a
+ * stream of bytes in the requested format.
+ *
+ * Every run is one transaction, `read only`, `repeatable read`, whose first
+ * statement sets — transaction-locally — the schema (search_path), the
+ * tenants the caller may read, the time and language of the views, the
+ * statement timeout and the output styles; then `set local role` switches to
+ * the read-only role, which can read the views and nothing else. Only then
+ * does the caller's statement run, embedded (compose.ts), over the extended
+ * protocol where it is a query, so that a second statement would be refused
+ * by the server too. The transaction is always rolled back: nothing of it
+ * outlives the run on the pooled connection.
+ *
+ * PostgreSQL: a pool of its own (SERVICE_QUERY_POOL_SIZE connections, the
+ * service's login) so that a long export never takes a connection the REST
+ * interface needs, and `set local role` rather than a login as the read-only
+ * role, so that no second password must be configured and rotated alike on
+ * every instance. The result streams out of COPY … TO STDOUT
+ * (pg-copy-streams): CSV as CSV, JSON as one object per row, XML as one row
+ * element per row, all written by PostgreSQL; the service frames them.
+ *
+ * Embedded (PGlite): one connection shared with the whole service (and COPY
+ * TO STDOUT did not stream through PGlite's node-postgres adapter). Rows are
+ * fetched from a cursor declared in the transaction, a batch at a time, and
+ * written to a temporary file; the connection is given back as soon as the
+ * database is done, and the file is streamed to the caller, so a slow client
+ * never holds the service's only connection, and a failure anywhere in the
+ * statement is still a 400. PGlite ignores statement_timeout: a timer
+ * interrupts the database (storage.interrupt) when a statement outlives the
+ * timeout; without interrupt() the timeout is checked between batches only.
+ */
+import { createReadStream } from 'node:fs';
+import { open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Storage } from '../../runtime/storage/connection.ts';
+import { schemaOf } from '../../runtime/storage/migrations.ts';
+import type { Language } from '../../runtime/messages.ts';
+import { CompositionRefused, composeChecked, describeSql, resultSql, type Column } from './compose.ts';
+import type { CheckedStatement } from './sandbox.ts';
+import { CopyRows, RowWriter, type Format } from './formats.ts';
+import { ResultStream } from './result-stream.ts';
+
+/** The part of a storage the embedded database adds (runtime/storage/connection.ts): aborts the running statement with 57014. */
+type InterruptibleStorage = Storage & { interrupt?(): Promise<void> };
+
+export interface QuerySpec {
+  db: string;
+  statement: CheckedStatement;
+  format: Format;
+  /** The tenants the caller may read: one tenant, or null for every tenant of the database. */
+  tenant: string | null;
+  /** Epoch milliseconds the versioned views show; null: now. */
+  version: number | null;
+  language: Language;
+  /** Milliseconds; 0: no limit. */
+  timeoutMs: number;
+}
+
+/** The statement failed in the database; `message` is the database's text. */
+export class QueryFailure extends Error {
+  constructor(message: string, readonly timedOut = false, readonly code?: string) {
+    super(message);
+  }
+}
+
+export interface RunOptions {
+  /** How rows are read: COPY (PostgreSQL's default) or a cursor (the embedded database's only way). */
+  via?: 'copy' | 'cursor';
+  /** Aborting it stops the statement. */
+  signal?: AbortSignal;
+}
+
+export interface QueryResult {
+  /** The result's bytes; destroying it stops the statement. */
+  stream: Readable;
+  /** Rows written so far (all of them once the stream ended). */
+  rows(): number;
+}
+
+interface Connection {
+  query(text: string, values?: unknown[], rowMode?: 'array'): Promise<pg.QueryResult>;
+  copyOut?(sql: string): Readable & { rowCount: number };
+  /** Stops whatever the connection is doing (the run was abandoned). */
+  kill(): void;
+  release(broken: boolean): void;
+}
+
+const FETCH_ROWS = 1000;
+/** The result is held back until this much is ready, or it is complete: an error in the first rows is still a 400. */
+const READ_AHEAD_BYTES = 64 * 1024;
+const TIMEOUT_CODE = '57014';
+
+export interface EngineOptions {
+  storage: Storage;
+  databaseUrl?: string;
+  role: string;
+  poolSize: number;
+  log: Logger;
+}
+
+export class QueryEngine {
+  private readonly pool?: pg.Pool;
+  private readonly storage: InterruptibleStorage;
+
+  constructor(private readonly options: EngineOptions) {
+    this.storage = options.storage;
+    if (options.storage.kind === 'postgres') {
+      this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize, idleTimeoutMillis: 10_000, application_name: 'query' } as pg.PoolConfig);
+      // An idle connection that the server closes must not take the process down.
+      this.pool.on('error', (err) => options.log.warn({ err: String(err) }, 'query pool connection lost'));
+    }
+  }
+
+  get kind() {
+    return this.storage.kind;
+  }
+
+  async close() {
+    await this.pool?.end();
+  }
+
+  private async connect(): Promise<Connection> {
+    const extended = (client: pg.ClientBase) => (text: string, values: unknown[] = [], rowMode?: 'array') =>
+      client.query({ text, values, rowMode, queryMode: 'extended' } as pg.QueryConfig);
+    if (this.pool) {
+      const client = await this.pool.connect();
+      // A connection killed on purpose (or lost) fails the statement running on it; the client's own error event is no news.
+      const lost = (err: Error) => this.options.log.debug({ err: String(err) }, 'query connection closed');
+      client.on('error', lost);
+      return {
+        query: extended(client),
+        copyOut: (sql) => client.query(copyTo(sql)),
+        kill: () => (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy(),
+        release: (broken) => {
+          client.off('error', lost);
+          client.release(broken ? new Error('query connection abandoned') : undefined);
+        },
+      };
+    }
+    const knexClient = (this.storage.knex as Knex).client as { acquireConnection(): Promise<pg.Client>; releaseConnection(c: pg.Client): Promise<void> };
+    const client = await knexClient.acquireConnection();
+    return {
+      query: extended(client),
+      kill: () => {
+        void this.storage.interrupt?.().catch((err) => this.options.log.warn({ err: String(err) }, 'interrupting the embedded database failed'));
+      },
+      release: (broken) => {
+        // knex drops a connection marked disposed instead of handing it out again.
+        if (broken) (client as unknown as { __knex__disposed: unknown }).__knex__disposed = 'query connection abandoned';
+        void knexClient.releaseConnection(client);
+      },
+    };
+  }
+
+  /**
+   * Starts the statement; resolves once the database has accepted it and the
+   * first part of the result (or all of it) is ready, rejects with
+   * QueryFailure when the database refuses it before that.
+   */
+  async run(spec: QuerySpec, options: RunOptions = {}): Promise<QueryResult> {
+    const via = options.via ?? (this.storage.kind === 'pglite' ? 'cursor' : 'copy');
+    const conn = await this.connect();
+    const timer = new StatementTimer(spec.timeoutMs, this.storage.kind === 'pglite' ? () => conn.kill() : undefined);
+    // Abandoned before the result is handed over (the caller left, the instance stops): stop the statement.
+    const abandon = () => conn.kill();
+    options.signal?.addEventListener('abort', abandon, { once: true });
+    let released = false;
+    const finish = async (ok: boolean) => {
+      if (released) return;
+      released = true;
+      timer.stop();
+      options.signal?.removeEventListener('abort', abandon);
+      let broken = !ok;
+      try {
+        await conn.query('rollback');
+        broken = false;
+      } catch {
+        broken = true;
+      }
+      conn.release(broken);
+    };
+    try {
+      if (options.signal?.aborted) throw new QueryFailure('the statement was abandoned before it started');
+      await this.begin(conn, spec);
+      const columns = await timer.guard(() => this.describe(conn, spec.statement));
+      // `via` is for tests on PostgreSQL: both ways must give the same bytes.
+      if (via === 'cursor' || !conn.copyOut) return await this.spooled(conn, spec, columns, timer, finish);
+      return await this.streamed(conn, spec, columns, timer, finish);
+    } catch (err) {
+      await finish(false);
+      throw toFailure(err, timer, spec.timeoutMs);
+    }
+  }
+
+  private async begin(conn: Connection, spec: QuerySpec) {
+    const schema = schemaOf(spec.db);
+    await conn.query('begin transaction isolation level repeatable read, read only');
+    const postgres = this.storage.kind === 'postgres';
+    await conn.query(
+      `select set_config('search_path', $1, true),
+              set_config('service.tenants', coalesce($2::text, (select coalesce(string_agg(id::text, ','), '') from "${schema}".objects where type = 'Tenant')), true),
+              set_config('service.version', $3, true),
+              set_config('service.language', $4, true),
+              set_config('statement_timeout', $5, true),
+              set_config('TimeZone', 'UTC', true),
+              set_config('DateStyle', 'ISO, YMD', true),
+              set_config('IntervalStyle', 'postgres', true),
+              set_config('extra_float_digits', '1', true),
+              set_config('standard_conforming_strings', 'on', true)
+              ${postgres ? `, set_config('client_connection_check_interval', '1000', true)` : ''}`,
+      [`"${schema}"`, spec.tenant, spec.version === null ? '' : String(spec.version), spec.language, postgres ? String(spec.timeoutMs) : '0'],
+    );
+    await conn.query(`set local role "${this.options.role}"`);
+  }
+
+  private async describe(conn: Connection, statement: CheckedStatement): Promise<Column[]> {
+    const r = await conn.query(await composeChecked(statement, describeSql));
+    return r.fields.map((f) => ({ name: f.name, type: f.dataTypeID }));
+  }
+
+  /** PostgreSQL: COPY streams the formatted rows; the first part is read before answering. */
+  private async streamed(conn: Connection, spec: QuerySpec, columns: Column[], timer: StatementTimer, finish: (ok: boolean) => Promise<void>): Promise<QueryResult> {
+    const sql = await composeChecked(spec.statement, (inner) => resultSql(spec.format, columns, 'copy', inner));
+    const copy = conn.copyOut!(sql);
+    let rows = 0;
+    const writer = new RowWriter(spec.format, columns);
+    async function* produce(): AsyncGenerator<Buffer> {
+      let ok = false;
+      try {
+        if (spec.format === 'CSV') {
+          for await (const chunk of copy) yield chunk as Buffer;
+          rows = copy.rowCount;
+        } else {
+          const lines = new CopyRows();
+          yield Buffer.from(writer.start());
+          for await (const chunk of copy) {
+            const batch = lines.push(chunk as Buffer);
+            if (!batch.count) continue;
+            rows += batch.count;
+            yield writer.copiedRows(batch.rows);
+          }
+          lines.end();
+          yield Buffer.from(writer.end());
+        }
+        ok = true;
+      } catch (err) {
+        throw toFailure(err, timer, spec.timeoutMs);
+      } finally {
+        await finish(ok);
+      }
+    }
+    return this.readAhead(produce(), () => conn.kill(), () => rows);
+  }
+
+  /** Embedded: rows fetched from a cursor into a temporary file; the file is the result. */
+  private async spooled(conn: Connection, spec: QuerySpec, columns: Column[], timer: StatementTimer, finish: (ok: boolean) => Promise<void>): Promise<QueryResult> {
+    const sql = await composeChecked(spec.statement, (inner) => resultSql(spec.format, columns, 'cursor', inner));
+    const file = join(tmpdir(), `query-${randomUUID()}`);
+    const out = await open(file, 'w');
+    let rows = 0;
+    try {
+      const writer = new RowWriter(spec.format, columns);
+      await out.write(writer.start());
+      await timer.guard(() => conn.query(sql));
+      for (;;) {
+        // Arrays, not objects: two columns may share a name.
+        const batch = await timer.guard(() => conn.query(`fetch forward ${FETCH_ROWS} from query_result`, [], 'array'));
+        if (!batch.rows.length) break;
+        rows += batch.rows.length;
+        const values = batch.rows as unknown as (string | null)[][];
+        await out.write(spec.format === 'CSV' ? writer.csvRows(values, columns.length) : writer.fetchedRows(values.map((r) => r[0]!)));
+      }
+      await out.write(writer.end());
+      await out.close();
+      await finish(true);
+    } catch (err) {
+      await out.close().catch(() => undefined);
+      await rm(file, { force: true });
+      throw err;
+    }
+    const stream = createReadStream(file);
+    stream.once('close', () => void rm(file, { force: true }));
+    return { stream, rows: () => rows };
+  }
+
+  /** Holds the result back until READ_AHEAD_BYTES are ready or it is complete; a failure before that rejects. */
+  private async readAhead(source: AsyncGenerator<Buffer>, kill: () => void, rows: () => number): Promise<QueryResult> {
+    const first: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    while (size < READ_AHEAD_BYTES) {
+      const next = await source.next();
+      if (next.done) {
+        done = true;
+        break;
+      }
+      first.push(next.value);
+      size += next.value.length;
+    }
+    return { stream: new ResultStream(source, first, done, kill), rows };
+  }
+
+  /** The state of a pooled connection, for tests: what a run must leave behind is nothing. */
+  async inspect(): Promise<Record<string, unknown>> {
+    const conn = await this.connect();
+    try {
+      const r = await conn.query(`select current_user as "currentUser", session_user as "sessionUser",
+          current_setting('search_path') as "searchPath", coalesce(current_setting('service.tenants', true), '') as tenants,
+          coalesce(current_setting('service.version', true), '') as version, coalesce(current_setting('service.language', true), '') as language,
+          current_setting('transaction_read_only') as "readOnly", current_setting('statement_timeout') as "statementTimeout",
+          (select count(*) from pg_locks where pid = pg_backend_pid() and locktype = 'advisory')::int as "advisoryLocks",
+          (select count(*) from pg_locks where pid = pg_backend_pid() and granted and locktype not in ('virtualxid', 'transactionid')
+             and not (locktype = 'relation' and relation in ('pg_locks'::regclass))) ::int as "otherLocks"`);
+      return r.rows[0];
+    } finally {
+      conn.release(false);
+    }
+  }
+}
+
+/** The timeout of one run where the database does not keep it (embedded): interrupts a statement that outlives it. */
+class StatementTimer {
+  private timedOut = false;
+  private running = false;
+  private readonly timer?: NodeJS.Timeout;
+
+  constructor(timeoutMs: number, interrupt?: () => void) {
+    if (timeoutMs > 0 && interrupt) {
+      this.timer = setTimeout(() => {
+        this.timedOut = true;
+        if (this.running) interrupt();
+      }, timeoutMs);
+    }
+  }
+
+  get expired() {
+    return this.timedOut;
+  }
+
+  async guard<T>(task: () => Promise<T>): Promise<T> {
+    if (this.timedOut) throw Object.assign(new Error('canceling statement due to statement timeout'), { code: TIMEOUT_CODE });
+    this.running = true;
+    try {
+      return await task();
+    } finally {
+      this.running = false;
+    }
+  }
+
+  stop() {
+    clearTimeout(this.timer);
+  }
+}
+
+function toFailure(err: unknown, timer: StatementTimer, timeoutMs: number): unknown {
+  if (err instanceof QueryFailure) return err;
+  if (err instanceof CompositionRefused) return new QueryFailure(`the statement cannot be run: ${err.message}`);
+  const e = err as { code?: string; message?: string };
+  // The embedded database was interrupted by the timer: its own text would speak of the interruption.
+  if (timeoutMs > 0 && timer.expired) return new QueryFailure('canceling statement due to statement timeout', true, TIMEOUT_CODE);
+  if (timeoutMs > 0 && e?.code === TIMEOUT_CODE) return new QueryFailure(e.message ?? 'canceling statement due to statement timeout', true, TIMEOUT_CODE);
+  // SQLSTATE codes are five characters; a network error (ECONNRESET …) is the service's problem, not the statement's.
+  if (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return new QueryFailure(e.message ?? String(err), false, e.code);
+  return err;
+}
