@@ -69,6 +69,8 @@ describe('operability', () => {
       const r = await t.request(path);
       expect(r.status, path).to.equal(404);
     }
+    // The other half of that DELETE: a database row without its schema would outlive the test on a shared PostgreSQL.
+    await t.service.storage.knex.raw(`delete from service.databases where name = ?`, [db]);
   });
 
   it('logs each request as JSON with method, path, status, duration and login ID, and never the password', async () => {
