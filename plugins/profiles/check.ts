@@ -9,9 +9,13 @@
  *   object's set as one property). Every value must be declared for the
  *   type, its supertypes, or a literal the object has; values are checked by
  *   base type, cardinality and literals; mandatory ones must be there.
- * - A PATCH without `customProperties` leaves the stored values as they are,
- *   unchecked: an object written before a declaration was dropped, changed
- *   or made mandatory can still be changed in its other properties.
+ * - A PATCH that creates the object is checked whole, as a PUT is; so is a
+ *   PATCH that changes a property whose literals bring custom properties
+ *   (e.g. `status` to FINAL): what applies to the object changed, so its
+ *   stored custom properties are checked against what applies now.
+ * - Any other PATCH without `customProperties` leaves the stored values as
+ *   they are, unchecked: an object written before a declaration was dropped,
+ *   changed or made mandatory can still be changed in its other properties.
  *
  * The REST core gives this check the merged state only, so the request is
  * seen once before its transaction (a REST extension that handles nothing):
@@ -21,10 +25,11 @@
  * that a list of thousands is checked with one lookup of references.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { isDeepStrictEqual } from 'node:util';
 import type { Violation } from '../../runtime/errors.ts';
 import type { RestExtension } from '../../runtime/plugins.ts';
 import type { CustomPropertiesCheck } from '../../runtime/rest/writer.ts';
-import type { ObjectStore } from '../../runtime/storage/objects.ts';
+import type { ObjectStore, StoredObject } from '../../runtime/storage/objects.ts';
 import type { AnnotationCache } from './cache.ts';
 import { CompiledAnnotations, type CustomPropertyRule, type TypeRules } from './rules.ts';
 import { checkScalar, UNSTORABLE, UUID_PATTERN } from './values.ts';
@@ -82,16 +87,17 @@ export class CustomPropertiesChecker {
     return false;
   };
 
-  readonly check: CustomPropertiesCheck = async ({ db, tenant, type, state, store }) => {
+  readonly check: CustomPropertiesCheck = async ({ db, tenant, type, state, existing, store }) => {
     const request = this.requests.getStore();
     const current = request && request.db === db && request.tenant === tenant ? request : undefined;
-    const custom = state.customProperties;
-    const stated = custom !== undefined ? isPlainObject(custom) && this.sent.has(custom) : current !== undefined && current.method !== 'PATCH';
-    if (!stated) return [];
-    if (!current) this.log.warn({ db, type: type.name }, 'custom properties checked outside a REST request: annotations may be stale');
     const annotations = current?.annotations ?? this.cache.known(db, tenant) ?? CompiledAnnotations.none;
-    const values = (custom ?? {}) as Values;
     const rules = annotations.rulesOf(type.name);
+    const custom = state.customProperties;
+    const sent = isPlainObject(custom) && this.sent.has(custom);
+    const wholeWrite = current !== undefined && current.method !== 'PATCH';
+    if (!sent && !wholeWrite && existing && !literalsChanged(rules, state, existing)) return [];
+    if (!current) this.log.warn({ db, type: type.name }, 'custom properties checked outside a REST request: annotations may be stale');
+    const values = (custom ?? {}) as Values;
     const declared = applicable(rules, state, values);
     const violations: Violation[] = [];
     const normalized: Values = {};
@@ -145,6 +151,17 @@ export class CustomPropertiesChecker {
     if (unknown.length) for (const o of await store.byIds(tenant, unknown)) memo.known.add(o.id);
     return new Set(keys.filter((k) => !memo.known.has(k)));
   }
+}
+
+const COLUMNS = new Set(['label', 'title', 'description', 'status']);
+
+/** Whether the write changes a property whose literals bring custom properties of their own. */
+function literalsChanged(rules: TypeRules, state: Values, existing: StoredObject): boolean {
+  for (const property of rules.byProperty.keys()) {
+    const before = COLUMNS.has(property) ? (existing as unknown as Values)[property] : existing.props[property];
+    if (!isDeepStrictEqual(before ?? null, state[property] ?? null)) return true;
+  }
+  return false;
 }
 
 /** Every UUID-like text among the values, lower case (references are compared as stored). */

@@ -26,8 +26,13 @@ const OVERHEAD = 64 * 1024;
 /** A body longer than this is not read to its end: the answer closes the connection instead. */
 const DRAIN_LIMIT = 64 * 1024 * 1024;
 
+/**
+ * Every refused upload is a 400 naming its problem, as the profile interface
+ * promises (a file over the limit and a body of another type included, which
+ * the REST interface answers with 413 and 415).
+ */
 function tooLarge(limit: number, close: boolean) {
-  return createError('PAYLOAD_TOO_LARGE', {}, [{ path: 'file', key: 'profileTooLarge', params: { limit } }], close ? { Connection: 'close' } : {});
+  return createError('BAD_REQUEST', {}, [{ path: 'file', key: 'profileTooLarge', params: { limit } }], close ? { Connection: 'close' } : {});
 }
 
 function bad(key: string, params?: Record<string, unknown>) {
@@ -44,7 +49,7 @@ export function boundaryOf(contentType: string): string | null {
 export async function readSingleFile(ctx: Context, limit: number): Promise<UploadedFile> {
   const boundary = boundaryOf(ctx.get('content-type'));
   if (boundary === null) {
-    throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type') || 'none', expected: 'multipart/form-data' }, [{ path: '', key: 'profileMultipartRequired' }]);
+    throw bad('profileMultipartRequired');
   }
   if (!boundary) throw bad('profileMalformedMultipart');
   const body = await readBody(ctx, limit + OVERHEAD, limit);
@@ -90,7 +95,7 @@ function readBody(ctx: Context, max: number, limit: number): Promise<Buffer> {
       reject(err);
     };
     // A client that goes away before the end leaves nothing to answer; nothing is stored.
-    const onClose = () => onError(new Error('the client closed the request before its end'));
+    const onClose = () => onError(bad('profileIncomplete'));
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);

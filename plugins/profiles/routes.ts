@@ -28,6 +28,9 @@ export interface ProfileRoutesOptions {
   log: Logger;
 }
 
+/** A profile by name: own entries only (a name such as `constructor` or `__proto__` is no profile). */
+const lookup = <T>(table: Record<string, T>, name: string): T | undefined => (Object.hasOwn(table, name) ? table[name] : undefined);
+
 function callerOf(ctx: Context): { principal: Principal; db: string; tenant: string } {
   const principal = ctx.state.principal as Principal;
   // Every call below /api/<db> is signed in to a tenant of that database.
@@ -38,8 +41,8 @@ export function profileRoutes(api: Router, o: ProfileRoutesOptions) {
   api.put('/profiles/:name/upload', async (ctx) => {
     const { principal, db, tenant } = callerOf(ctx as unknown as Context);
     const name = ctx.params.name;
-    if (o.standard[name]) throw createError('FORBIDDEN', {}, [{ path: 'name', key: 'profileStandardReadOnly', params: { name } }]);
-    const profile = TENANT_PROFILES[name];
+    if (lookup(o.standard, name)) throw createError('FORBIDDEN', {}, [{ path: 'name', key: 'profileStandardReadOnly', params: { name } }]);
+    const profile = lookup(TENANT_PROFILES, name);
     if (!profile) throw createError('OBJECT_NOT_FOUND', { type: 'profile', key: name }, [{ path: 'name', key: 'profileNotFound', params: { name } }]);
     requireLevel(principal, 'ADMINISTRATOR');
     const file = await readSingleFile(ctx as unknown as Context, o.limit);
@@ -59,11 +62,11 @@ export function profileRoutes(api: Router, o: ProfileRoutesOptions) {
   api.get('/profiles/:name/download', async (ctx) => {
     const { tenant, db } = callerOf(ctx as unknown as Context);
     const name = ctx.params.name;
-    const standard = o.standard[name];
-    const profile = TENANT_PROFILES[name];
+    const standard = lookup(o.standard, name);
+    const profile = lookup(TENANT_PROFILES, name);
     if (!standard && !profile) throw createError('OBJECT_NOT_FOUND', { type: 'profile', key: name }, [{ path: 'name', key: 'profileNotFound', params: { name } }]);
     const stored = standard ? null : await new ProfileStore(o.knex, db).read(tenant, name);
-    const { filename, bytes } = standard ?? stored ?? { filename: profile.filename, bytes: profile.initial };
+    const { filename, bytes } = standard ?? stored ?? { filename: profile!.filename, bytes: profile!.initial };
     ctx.status = 200;
     ctx.set('Content-Disposition', attachment(filename));
     ctx.set('Cache-Control', 'no-cache');

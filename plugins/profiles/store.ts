@@ -75,7 +75,9 @@ export class ProfileStore {
   /**
    * Stores an upload unless the stored bytes are the same. One statement:
    * concurrent uploads of one profile serialize on its row, and each leaves
-   * a whole file (bytes, parsed form and name of the same upload).
+   * a whole file (bytes, parsed form and name of the same upload). An update
+   * takes its revision only once it holds the row, so revisions grow in the
+   * order uploads commit (a value taken in VALUES is taken before the wait).
    * Returns the new revision, or null when nothing changed.
    */
   async save(tenant: string, name: string, upload: ProfileUpload, actor: string): Promise<number | null> {
@@ -84,7 +86,7 @@ export class ProfileStore {
        values (?, ?, ?, ?, ?::jsonb, nextval('${this.sequence}'), ?, now())
        on conflict (tenant, name) do update
          set filename = excluded.filename, bytes = excluded.bytes, parsed = excluded.parsed,
-             revision = excluded.revision, uploaded_by = excluded.uploaded_by, uploaded_at = excluded.uploaded_at
+             revision = nextval('${this.sequence}'), uploaded_by = excluded.uploaded_by, uploaded_at = excluded.uploaded_at
          where p.bytes is distinct from excluded.bytes
        returning revision`,
       [tenant, name, upload.filename, upload.bytes, JSON.stringify(upload.parsed), actor],

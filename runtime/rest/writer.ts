@@ -100,6 +100,8 @@ export type CustomPropertiesCheck = (args: {
   tenant: string;
   type: TypeDef;
   state: Record<string, unknown>;
+  /** The object as stored before this write; null when the write creates it. */
+  existing: StoredObject | null;
   store: ObjectStore;
 }) => Promise<Violation[]>;
 
@@ -128,7 +130,7 @@ export class Writer {
     this.deriveLabel(type, state, req);
     if (!this.validate(type, state, report) || !placement) return null;
     if (this.customProperties) {
-      const custom = await this.customProperties({ db: this.store.db, tenant: this.tenant, type, state, store: this.store });
+      const custom = await this.customProperties({ db: this.store.db, tenant: this.tenant, type, state, existing: req.existing ?? null, store: this.store });
       for (const v of custom) report(v.path, v.key, v.params);
       if (custom.length) return null;
     }

@@ -296,6 +296,36 @@ describe('profiles: custom properties on the REST interface', () => {
       expect(r.body.customProperties).to.deep.equal({ stereotyp: 'Referenzdaten' });
     });
 
+    it('checks a PATCH that creates an object as whole, on a single object and in a list', async () => {
+      let r = await send('PATCH', '/schemes/Kernbank/classifiers', [{ _type: 'Classifier', label: unique('Neu') }]);
+      expect(refusal(r)).to.deep.equal(['0.customProperties.stereotyp: The property is mandatory.']);
+      const label = unique('Neu');
+      r = await send('PATCH', `/schemes/Kernbank/classifiers/${encodeURIComponent(label)}`, { _type: 'Classifier' });
+      expect(refusal(r)).to.deep.equal(['customProperties.stereotyp: The property is mandatory.']);
+      r = await send('PATCH', `/schemes/Kernbank/classifiers/${encodeURIComponent(label)}`, { _type: 'Classifier', customProperties: { stereotyp: 'Entität' } });
+      expect(r.status, JSON.stringify(r.body)).to.equal(201);
+    });
+
+    it('checks a PATCH that changes a literal bringing custom properties against what applies then', async () => {
+      const created = await send('POST', '/schemes/Kernbank/classifiers', classifier({}));
+      const path = `/classifiers/${created.body.id}`;
+      // FINAL brings mandatory who and when: a PATCH of the status alone cannot leave them out.
+      let r = await send('PATCH', path, { status: 'FINAL' });
+      expect(refusal(r)).to.include('customProperties.freigabezeitpunkt: The property is mandatory.');
+      expect((await send('GET', path, undefined)).body.status).to.equal('WORKING');
+      r = await send('PATCH', path, { status: 'FINAL', customProperties: { stereotyp: 'Referenzdaten', freigabezeitpunkt: '2024-06-01T08:00:00Z', freigegebenVon: person.id } });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      // Back to WORKING, the FINAL properties no longer apply: they must go with the change.
+      r = await send('PATCH', path, { status: 'WORKING' });
+      expect(refusal(r)).to.include('customProperties.freigegebenVon: The custom property is not declared for the type Classifier in the annotations of this tenant.');
+      // The same in a list PATCH of existing objects.
+      r = await send('PATCH', '/schemes/Kernbank/classifiers', [{ _type: 'Classifier', id: created.body.id, label: created.body.label, status: 'WORKING' }]);
+      expect(r.status).to.equal(400);
+      // A PATCH that leaves the literal as it is keeps the stored values unchecked.
+      r = await send('PATCH', path, { title: 'Freigegeben' });
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    });
+
     it('checks every object of a list write, one lookup of the annotations for the whole list', async function () {
       this.timeout(120_000);
       await send('POST', '/schemes', { _type: 'Scheme', label: 'Massendaten' });

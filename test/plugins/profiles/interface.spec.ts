@@ -80,6 +80,13 @@ describe('profiles: the profile interface', () => {
       expect((await r.json()).violations[0].message).to.equal('Es gibt kein Profil Prüfprofil; Profile können nicht angelegt werden. Die Profile eines Mandanten sind annotations und profile.');
     });
 
+    it('answers 404 to names of a JavaScript object\'s own machinery, never 500 or 403', async () => {
+      for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+        expect((await upload(t, db, name, fixture(BANK))).status, `upload ${name}`).to.equal(404);
+        expect((await download(t, db, name)).status, `download ${name}`).to.equal(404);
+      }
+    });
+
     it('answers 404 to other methods and paths below /profiles', async () => {
       expect((await t.request(`/api/${db}/profiles/annotations/upload`)).status).to.equal(404);
       expect((await t.request(`/api/${db}/profiles/annotations/download`, { method: 'PUT' })).status).to.equal(404);
@@ -232,7 +239,8 @@ describe('profiles: the profile interface', () => {
     it('a file that is not YAML, or YAML with an error: 400 with line and column', async () => {
       const cases: [Buffer, RegExp][] = [
         [Buffer.from('Classifier:\n  label: "offen\n'), /^Line \d+, column \d+: the file is not valid YAML/],
-        [Buffer.from('\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10'), /./],
+        // A PNG's first bytes: not UTF-8.
+        [Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0xff, 0xfe]), /^The file is not UTF-8 text\.$/],
         [edited(stored, '\nPerson:\n', '\nPerson:\n  - falsch\n'), /^Line \d+, column \d+/],
       ];
       for (const [bytes, message] of cases) {
@@ -269,10 +277,10 @@ describe('profiles: the profile interface', () => {
       await expectUnchanged();
     });
 
-    it('a file over the size limit: 413 naming the limit', async () => {
+    it('a file over the size limit: 400 naming the limit', async () => {
       const big = Buffer.concat([stored, Buffer.from(`# ${'x'.repeat(1024 * 1024)}\n`)]);
       const r = await upload(t, db, 'annotations', big, { as: admin });
-      expect(r.status).to.equal(413);
+      expect(r.status).to.equal(400);
       expect((await r.json()).violations[0].message).to.equal('The file is larger than the limit of 1048576 bytes (SERVICE_PROFILE_LIMIT).');
       await expectUnchanged();
     });
@@ -316,11 +324,11 @@ describe('profiles: the profile interface', () => {
       await expectUnchanged();
     });
 
-    it('a body that is not multipart/form-data: 415', async () => {
+    it('a body that is not multipart/form-data: 400', async () => {
       for (const [body, type] of [[fixture(INSURER), 'application/yaml'], [JSON.stringify({ Classifier: {} }), 'application/json'], [fixture(INSURER), '']] as const) {
         const headers: Record<string, string> = type ? { 'content-type': type } : {};
         const r = await t.request(`/api/${db}/profiles/annotations/upload`, { method: 'PUT', body: bytesOf(body), headers });
-        expect(r.status, type).to.equal(415);
+        expect(r.status, type).to.equal(400);
         expect((await r.json()).violations[0].message).to.equal('Send multipart/form-data with exactly one YAML file part.');
       }
       await expectUnchanged();
@@ -361,7 +369,7 @@ describe('profiles: the size limit setting', () => {
     try {
       const db = await createDatabase(t);
       const r = await upload(t, db, 'annotations', fixture(BANK));
-      expect(r.status).to.equal(413);
+      expect(r.status).to.equal(400);
       expect((await r.json()).violations[0].message).to.contain('2048 bytes');
       const small = await upload(t, db, 'annotations', Buffer.from('Group:\n  customProperties:\n    turnus: { baseType: STRING }\n'));
       expect(await small.text()).to.equal('true');
