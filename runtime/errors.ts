@@ -91,16 +91,29 @@ export function errorMiddleware(options: { log: { error: (o: object, m: string) 
         ...(error.violations.length
           ? { violations: error.violations.map((v) => ({ message: translate(language, v.key, v.params ?? {}), path: v.path })) }
           : {}),
-        _links: { self: ctx.href },
+        _links: { self: withoutQuery(ctx.href) },
       };
     }
   };
 }
 
+/**
+ * The failed call's URL without its query: a query string may carry what
+ * must never be echoed (a token someone put in `?access_token=`).
+ */
+function withoutQuery(href: string): string {
+  const q = href.indexOf('?');
+  return q < 0 ? href : href.slice(0, q);
+}
+
+/** Values the database cannot take (a NUL in text, numbers out of range, statements too complex): the request is at fault. */
+const BAD_VALUE_CODES = new Set(['22P02', '22P05', '22003', '22021', '54000', '54001']);
+
 function toServiceError(err: unknown): ServiceError {
   if (err instanceof ServiceError) return err;
-  const e = err as { status?: number; type?: string; expose?: boolean };
+  const e = err as { status?: number; type?: string; expose?: boolean; code?: string };
   if (isDatabaseUnavailable(err)) return createError('UNAVAILABLE', {}, [], { 'Retry-After': '5' });
+  if (e?.code && BAD_VALUE_CODES.has(e.code)) return createError('BAD_REQUEST');
   // Errors from koa-body and raw-body carry a status and a type.
   if (e?.status === 413 || e?.type === 'entity.too.large') return createError('PAYLOAD_TOO_LARGE');
   if (e?.status === 415) return createError('UNSUPPORTED_MEDIA_TYPE');

@@ -69,8 +69,7 @@ function translateDatabaseError(err: unknown): unknown {
   }
   // A database dropped by another instance a moment ago: its tables are gone before every cache knows.
   if (e?.code === '42P01' || e?.code === '3F000') return createError('NOT_FOUND');
-  // Invalid text (a NUL), numbers out of range, statements too complex: the request, not the service, is at fault.
-  if (['22P02', '22P05', '22003', '22021', '54000', '54001'].includes(e?.code ?? '')) return createError('BAD_REQUEST');
+  // Invalid text (a NUL), numbers out of range …: the error middleware answers 400 for every interface.
   return err;
 }
 

@@ -96,6 +96,13 @@ describe('access keys', () => {
       });
     }
 
+    it('answers 400, never 500, to a description the database cannot store (NUL), and makes no key', async () => {
+      const before = (await (await t.request(`/rest/${db}/users/${people.boss.id}/accessKeys`)).json()).total;
+      const r = await t.request(`/rest/${db}/users/${people.boss.id}/accessKeys`, { method: 'POST', json: { description: 'nightly\u0000' } });
+      expect(r.status).to.equal(400);
+      expect((await (await t.request(`/rest/${db}/users/${people.boss.id}/accessKeys`)).json()).total).to.equal(before);
+    });
+
     it('answers 400 to a body that is not an object, 404 to an unknown user, 405 to other methods', async () => {
       expect((await t.request(`/rest/${db}/users/${people.boss.id}/accessKeys`, { method: 'POST', json: [1] })).status).to.equal(400);
       const unknown = await t.request(`/rest/${db}/users/${randomUUID()}/accessKeys`, { method: 'POST', json: {} });

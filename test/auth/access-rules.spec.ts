@@ -108,6 +108,17 @@ describe('access rules', () => {
       });
     }
 
+    it('answers 400, never 500, to text the database cannot store (NUL), keeping the rules as they were', async () => {
+      const kept = [{ condition: { tenantId: 'kept' }, action: 'DENY' }];
+      await putRules('Second', kept);
+      for (const condition of [{ groups: ['g\u0000'] }, { tenantId: 't\u0000' }]) {
+        const r = await t.request(rulesPath('Second'), { method: 'PUT', json: [{ condition, action: 'DENY' }] });
+        expect(r.status, JSON.stringify(condition)).to.equal(400);
+        expect(await r.json()).to.include({ statusCode: 400, method: 'PUT' });
+      }
+      expect(await (await t.request(rulesPath('Second'))).json()).to.deep.equal(kept);
+    });
+
     it('answers 404 for a tenant that does not exist, 405 for other methods', async () => {
       expect((await t.request(rulesPath('Nope'))).status).to.equal(404);
       expect((await t.request(rulesPath(randomUUID()), { method: 'PUT', json: [] })).status).to.equal(404);
@@ -285,6 +296,13 @@ describe('access rules', () => {
       expect(wrong.status).to.equal(400);
       expect(wrong.body.violations.map((v: { path: string }) => v.path)).to.deep.equal(['extra', 'groups']);
       expect((await t.request(`${rulesPath('Third')}/explain`, { method: 'GET' })).status).to.equal(405);
+      // A NUL in the login ID reaches the user lookup: 400; in groups or a tenant ID it is only compared: no rule matches.
+      expect((await explain('Third', { loginId: 'x\u0000' })).status).to.equal(400);
+      for (const body of [{ loginId: 'x', groups: ['g\u0000'] }, { loginId: 'x', tenantId: '\u0000' }]) {
+        const r = await explain('Third', body);
+        expect(r.status, JSON.stringify(body)).to.equal(200);
+        expect(r.body.action, JSON.stringify(body)).to.equal('CREATE');
+      }
     });
   });
 });

@@ -198,6 +198,8 @@ describe('OpenID Connect: attacks on bearer authentication', function () {
     const token = await tokenOf(provider, 'editor');
     const query = await t.request(`/rest/${db}/schemes?access_token=${token}`, { auth: null });
     expect(query.status).to.equal(401);
+    // The error payload names the failed call without echoing the token that stood in its query.
+    await expectNoTokenIn(query, token);
     const form = await t.request(`/rest/${db}/schemes`, {
       auth: null, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `access_token=${token}`,
     });
