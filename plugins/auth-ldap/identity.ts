@@ -10,11 +10,14 @@ import type { AttributeNames } from './settings.ts';
 type AttributeValue = string | string[] | Buffer | Buffer[];
 export type DirectoryEntry = { dn: string; [attribute: string]: AttributeValue };
 
-/** The attributes to ask the directory for; `1.1` asks for none (RFC 4511). */
-export function requestedAttributes(names: AttributeNames): string[] {
-  const wanted = [...new Set(Object.values(names).filter((n): n is string => !!n))];
+/** The attributes to ask the directory for (the login attribute too); `1.1` asks for none (RFC 4511). */
+export function requestedAttributes(names: AttributeNames, login?: string): string[] {
+  const wanted = [...new Set([...Object.values(names), login].filter((n): n is string => !!n))];
   return wanted.length ? wanted : ['1.1'];
 }
+
+/** As a directory's caseIgnoreMatch compares: case, and spaces at the ends and in runs, do not count. */
+const folded = (text: string) => text.normalize('NFC').trim().replace(/\s+/g, ' ').toLowerCase();
 
 /** Every value of an attribute, looked up as LDAP does: the name regardless of case. */
 function valuesOf(entry: DirectoryEntry, name: string | undefined): string[] {
@@ -32,10 +35,15 @@ function firstOf(entry: DirectoryEntry, name: string | undefined): string | unde
 }
 
 /**
- * The login ID is the one the caller typed (the directory matched it), so
- * the service's users are found under the name people sign in with.
+ * The login ID is the entry's own value of the filter's login attribute
+ * that the typed one matched: the directory matches `ALICE` or ` alice` to
+ * alice's entry, and the service must then find alice's user, not treat the
+ * caller as someone without a user whom the access rules might let in.
+ * Without a login attribute (or a value that matches), the typed login ID.
  */
-export function identityOf(entry: DirectoryEntry, loginId: string, names: AttributeNames): ExternalIdentity {
+export function identityOf(entry: DirectoryEntry, typed: string, names: AttributeNames, login?: string): ExternalIdentity {
+  const own = login ? valuesOf(entry, login) : [];
+  const loginId = own.find((v) => v === typed) ?? own.find((v) => folded(v) === folded(typed)) ?? typed;
   const identity: ExternalIdentity = { loginId };
   const groups = [...new Set(valuesOf(entry, names.groups))];
   if (names.groups) identity.groups = groups;

@@ -16,7 +16,7 @@
  */
 import { Client, ResultCodeError } from 'ldapts';
 import type { ExternalIdentity } from '../../runtime/auth/types.ts';
-import { searchFilter } from './filter.ts';
+import { loginAttribute, searchFilter } from './filter.ts';
 import { identityOf, requestedAttributes, type DirectoryEntry } from './identity.ts';
 import type { DirectorySettings } from './settings.ts';
 
@@ -58,9 +58,11 @@ export class LdapDirectory implements PersonDirectory {
   private closed = false;
   private lastError?: { reason: UnavailableReason; at: number };
   private readonly attributes: string[];
+  private readonly loginAttribute: string | undefined;
 
   constructor(private readonly settings: DirectorySettings, private readonly log: DirectoryLog, private readonly now: () => number = Date.now) {
-    this.attributes = requestedAttributes(settings.attributes);
+    this.loginAttribute = loginAttribute(settings.filter);
+    this.attributes = requestedAttributes(settings.attributes, this.loginAttribute);
   }
 
   async verify(loginId: string, password: string): Promise<ExternalIdentity | null> {
@@ -71,7 +73,7 @@ export class LdapDirectory implements PersonDirectory {
     // An empty name would make the bind anonymous, whatever the password.
     if (!entry.dn) return null;
     if (!(await this.passwordMatches(entry.dn, password))) return null;
-    return identityOf(entry, loginId, this.settings.attributes);
+    return identityOf(entry, loginId, this.settings.attributes, this.loginAttribute);
   }
 
   /** Binds the search user ahead of the first sign-in; a failure is logged and retried by the next sign-in. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { EqualityFilter, FilterParser, AndFilter, OrFilter } from 'ldapts';
-import { escapeFilterValue, searchFilter } from '../../../plugins/auth-ldap/filter.ts';
+import { escapeFilterValue, loginAttribute, searchFilter } from '../../../plugins/auth-ldap/filter.ts';
 import { identityOf, requestedAttributes, type DirectoryEntry } from '../../../plugins/auth-ldap/identity.ts';
 
 describe('auth-ldap search filter', () => {
@@ -40,6 +40,15 @@ describe('auth-ldap search filter', () => {
     });
   }
 
+  it('names the one attribute the filter compares the login ID with, if there is one', () => {
+    expect(loginAttribute('uid={0}')).to.equal('uid');
+    expect(loginAttribute('(&(objectClass=person)(mail={0}))')).to.equal('mail');
+    expect(loginAttribute('(|(uid={0})(UID={0}))')).to.equal('uid');
+    expect(loginAttribute('(|(uid={0})(mail={0}))')).to.equal(undefined);
+    expect(loginAttribute('(cn=*{0}*)')).to.equal(undefined);
+    expect(loginAttribute('(uid>={0})')).to.equal(undefined);
+  });
+
   it('keeps an OR template an OR of two literal assertions', () => {
     const filter = FilterParser.parseString(searchFilter('(|(uid={0})(mail={0}))', '*)(cn=*')) as OrFilter;
     expect(filter).to.be.instanceOf(OrFilter);
@@ -73,6 +82,17 @@ describe('auth-ldap identity', () => {
     expect(identity.commonName).to.equal('First');
     expect(identity.familyName).to.equal('Müller');
     expect(identity.groups).to.deep.equal(['g']);
+  });
+
+  it('takes the login ID as the entry holds it when the directory matched another case or spacing', () => {
+    const entry: DirectoryEntry = { dn: 'x', uid: ['alice', 'a.liddell'] };
+    expect(identityOf(entry, 'ALICE', {}, 'uid').loginId).to.equal('alice');
+    expect(identityOf(entry, '  A.Liddell ', {}, 'uid').loginId).to.equal('a.liddell');
+    expect(identityOf(entry, 'a.liddell', {}, 'uid').loginId).to.equal('a.liddell');
+    // No login attribute, or no value that matches: the typed login ID.
+    expect(identityOf(entry, 'ALICE', {}).loginId).to.equal('ALICE');
+    expect(identityOf({ dn: 'x', mail: 'alice@example.org' }, 'ALICE', {}, 'uid').loginId).to.equal('ALICE');
+    expect(requestedAttributes({}, 'uid')).to.deep.equal(['uid']);
   });
 
   it('leaves out what the entry does not hold; configured groups are then an empty list', () => {

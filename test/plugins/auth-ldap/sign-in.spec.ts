@@ -59,6 +59,15 @@ describe('auth-ldap: signing in to the service', () => {
       expect(r.status).to.equal(403);
     });
 
+    it('signs in a login ID typed in another case or with spaces as the user the directory entry belongs to', async () => {
+      for (const typed of ['ALICE', 'Alice', ' alice ']) {
+        expect(await sessionOf(t, db, { loginId: typed, password: alice.password }), typed).to.include({ loginId: 'alice', accessLevel: 'EDITOR' });
+      }
+      const r = await t.request(schemes(), { ...newScheme('Typed in capitals'), auth: { loginId: 'ALICE', password: alice.password } });
+      expect(r.status).to.equal(201);
+      expect((await r.json()).createdBy).to.equal('alice');
+    });
+
     it('tells the session the method, tenant and level', async () => {
       const session = await sessionOf(t, db, alice);
       expect(session).to.include({ loginId: 'alice', tenantLabel: 'Default', accessLevel: 'EDITOR', systemAdmin: false, method: 'directory' });
