@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { ADMIN, basic, logLines, type TestService } from '../helpers/service.ts';
+import { rememberSecret } from '../helpers/secrets.ts';
 
 export type Credentials = { loginId: string; password: string };
 
@@ -22,7 +23,7 @@ const usedSecrets = new Set<string>([ADMIN.password]);
 /** A password for a test, remembered for the log check. */
 export function secret(text: string): string {
   usedSecrets.add(text);
-  return text;
+  return rememberSecret(text, 'password');
 }
 
 export function inTenant(label: string | undefined): Record<string, string> {

@@ -1,8 +1,12 @@
 /**
  * Mocha root hooks: on PostgreSQL, each run gets a database of its own on
- * the server named by TEST_DATABASE_URL, dropped at the end.
+ * the server named by TEST_DATABASE_URL, dropped at the end. After the
+ * whole run, no secret any test used may stand in any log line of any test
+ * service (test/helpers/secrets.ts).
  */
 import pg from 'pg';
+import { logLines } from './service.ts';
+import { registeredSecretCount, secretsIn } from './secrets.ts';
 
 let created: { admin: string; name: string } | undefined;
 
@@ -21,10 +25,20 @@ export const mochaHooks = {
     created = { admin, name };
   },
   async afterAll() {
-    if (!created) return;
-    const client = new pg.Client({ connectionString: created.admin });
-    await client.connect();
-    await client.query(`drop database if exists ${created.name} with (force)`);
-    await client.end();
+    try {
+      if (created) {
+        const client = new pg.Client({ connectionString: created.admin });
+        await client.connect();
+        await client.query(`drop database if exists ${created.name} with (force)`);
+        await client.end();
+      }
+    } finally {
+      const leaked = secretsIn(logLines);
+      if (leaked.length) {
+        throw new Error(`${leaked.length} of ${registeredSecretCount()} secrets used by the suite stand in the logs:\n${
+          leaked.map((l) => `- ${l.kind} ${JSON.stringify(l.value)} in ${l.line.slice(0, 300)}`).join('\n')}`);
+      }
+      console.log(`  log check: none of the ${registeredSecretCount()} secrets the suite used is in its ${logLines.length} log lines`);
+    }
   },
 };

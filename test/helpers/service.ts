@@ -10,6 +10,7 @@ import { loadConfig } from '../../runtime/config.ts';
 import { createService, type Service } from '../../runtime/app.ts';
 import { PLUGINS } from '../../plugins/index.ts';
 import type { PluginManifest } from '../../runtime/plugins.ts';
+import { rememberHeaderSecrets, rememberSecret, rememberSettingSecrets } from './secrets.ts';
 
 export const ADMIN = { loginId: 'admin', password: 'admin-secret-1' };
 
@@ -35,6 +36,7 @@ export function basic(loginId: string, password: string): string {
 
 /** `options.plugins`: extra plugins (e.g. a test-only driver) besides every shipped one; `options.without`: shipped plugins left out, by name. */
 export async function startService(env: Record<string, string | undefined> = {}, options: { plugins?: PluginManifest[]; without?: string[] } = {}): Promise<TestService> {
+  rememberSettingSecrets(env);
   const config = loadConfig({
     PORT: '0',
     SERVICE_ADMIN_USER: ADMIN.loginId,
@@ -64,7 +66,14 @@ export async function startService(env: Record<string, string | undefined> = {},
         body = JSON.stringify(init.json);
         if (!headers.has('content-type')) headers.set('content-type', 'application/json');
       }
-      return fetch(`${url}${path}`, { ...init, headers, body });
+      rememberHeaderSecrets(headers);
+      const response = await fetch(`${url}${path}`, { ...init, headers, body });
+      // An access key is shown once, in the answer that creates it.
+      if (response.status === 201 && /\/accessKeys$/.test(path.split('?')[0])) {
+        const created = await response.clone().json().catch(() => ({}));
+        if (typeof created.key === 'string') rememberSecret(created.key, 'access key');
+      }
+      return response;
     },
     close: () => service.close(),
   };

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { exportJWK, SignJWT, type JWTPayload } from 'jose';
 import { logLines, uniqueName, type TestService } from '../../helpers/service.ts';
 import { SERVICE_CLIENT_ID, type ProviderAccount, type SigningKey, type TestProvider } from '../../helpers/oidc-provider.ts';
+import { rememberSecret } from '../../helpers/secrets.ts';
 
 export const ADMIN_LOGIN = 'admin';
 
@@ -39,7 +40,15 @@ export function account(username: string, claims: Record<string, unknown> = {}, 
 }
 
 /** Every token sent by a test, for the log and response checks. */
-export const sentTokens = new Set<string>();
+/** Every token a test sent or made; each is also remembered for the suite's final log check. */
+class SentTokens extends Set<string> {
+  override add(token: string): this {
+    rememberSecret(token, 'bearer token');
+    return super.add(token);
+  }
+}
+
+export const sentTokens = new SentTokens();
 
 /** Request options with a bearer token (and no basic authentication). */
 export function bearer(token: string, headers: Record<string, string> = {}, init: RequestInit & { json?: unknown } = {}) {
