@@ -11,6 +11,8 @@ export interface LoadJob {
   headers: Record<string, string>;
   connections: number;
   seconds: number;
+  /** Requests per second in all (open-loop, as users would send them); absent: as many as the service answers. */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -29,6 +31,7 @@ process.on('message', async (job: LoadJob) => {
     headers: job.headers,
     connections: job.connections,
     duration: job.seconds,
+    ...(job.rate ? { overallRate: job.rate } : {}),
     requests: [{ setupRequest: (req: object) => ({ ...req, path: paths[Math.floor(Math.random() * paths.length)] }) }],
   });
   const result: LoadResult = {

@@ -91,19 +91,34 @@ export function errorMiddleware(options: { log: { error: (o: object, m: string) 
         ...(error.violations.length
           ? { violations: error.violations.map((v) => ({ message: translate(language, v.key, v.params ?? {}), path: v.path })) }
           : {}),
-        _links: { self: withoutQuery(ctx.href) },
+        _links: { self: selfLink(ctx.href) },
       };
     }
   };
 }
 
+/** Query parameters whose values are credentials by their name (`access_token`, `password`, `api_key` …). */
+const SECRET_PARAMETER = /token|passw|secret|key|jwt|auth|credential|session/i;
+
 /**
- * The failed call's URL without its query: a query string may carry what
- * must never be echoed (a token someone put in `?access_token=`).
+ * The failed call's URL, as the specification asks, but with the value of
+ * every credential-like query parameter masked: a caller who put a token in
+ * `?access_token=` must not find it echoed in a payload that proxies and
+ * clients log.
  */
-function withoutQuery(href: string): string {
+export function selfLink(href: string): string {
   const q = href.indexOf('?');
-  return q < 0 ? href : href.slice(0, q);
+  if (q < 0) return href;
+  const hash = href.indexOf('#', q);
+  const query = href.slice(q + 1, hash < 0 ? undefined : hash);
+  const masked = query.split('&').map((pair) => {
+    const eq = pair.indexOf('=');
+    if (eq < 0) return pair;
+    let name = pair.slice(0, eq);
+    try { name = decodeURIComponent(name.replace(/\+/g, ' ')); } catch { /* keep it raw */ }
+    return SECRET_PARAMETER.test(name) ? `${pair.slice(0, eq)}=***` : pair;
+  });
+  return `${href.slice(0, q)}?${masked.join('&')}`;
 }
 
 /** Values the database cannot take (a NUL in text, numbers out of range, statements too complex): the request is at fault. */

@@ -163,8 +163,10 @@ export async function createRuleUser(knex: Knex, db: DatabaseInfo, tenant: strin
     if (identity.givenName) props.givenName = identity.givenName;
     if (identity.familyName) props.familyName = identity.familyName;
     if (identity.subjectId !== undefined) props.subjectId = identity.subjectId;
+    // The name the identity gives (SERVICE_JNDI_COMMON_NAME, SERVICE_OIDC_JWT_USER_NAME …) is the user's title.
+    const title = identity.commonName || [identity.givenName, identity.familyName].filter(Boolean).join(' ') || null;
     const user: StoredObject = {
-      id, type: 'User', tenant, parentId: null, list: 'users', label: identity.loginId, title: null, description: null,
+      id, type: 'User', tenant, parentId: null, list: 'users', label: identity.loginId, title, description: null,
       status: 'WORKING', modelId: id, version: 1, createdBy: identity.loginId, dateCreated: now, modifiedBy: identity.loginId,
       dateModified: now, props, custom: {},
     };

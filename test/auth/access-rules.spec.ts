@@ -189,7 +189,7 @@ describe('access rules', () => {
       expect(r.status).to.equal(201);
       expect((await r.json()).createdBy).to.equal('new-staff');
       const [user] = await usersNamed('new-staff');
-      expect(user).to.include({ loginId: 'new-staff', accessLevel: 'EDITOR', givenName: 'Jürgen', familyName: 'Ölmann', tenant: tenantIds.Default, _version: 1, createdBy: 'new-staff', label: 'new-staff' });
+      expect(user).to.include({ loginId: 'new-staff', accessLevel: 'EDITOR', givenName: 'Jürgen', familyName: 'Ölmann', title: 'Jürgen Ölmann', tenant: tenantIds.Default, _version: 1, createdBy: 'new-staff', label: 'new-staff' });
       const history = (await t.service.storage.knex.raw(`select version, operation from "${schemaOf(db)}".history where id = ?`, [user.id as string])).rows;
       expect(history).to.deep.equal([{ version: 1, operation: 'create' }]);
       // The next sign-in finds the user: its level counts now, not the rule's.

@@ -83,6 +83,8 @@ describe('REST interface: bad input', () => {
       expect(await r.json()).to.deep.equal({
         statusCode: 404, method: 'GET', message: 'The Scheme Nope was not found.', _links: { self: `${t.url}/rest/${db}/schemes/Nope?x=1` },
       });
+      const masked = await t.request(`/rest/${db}/schemes/Nope?x=1&access_token=eyJ.secret&api%5Fkey=k1&password`);
+      expect((await masked.json())._links.self).to.equal(`${t.url}/rest/${db}/schemes/Nope?x=1&access_token=***&api%5Fkey=***&password`);
       const de = await refused('GET', 'schemes/Nope', 404, { headers: { 'Accept-Language': 'de' } });
       expect(de.message).to.equal('Das Objekt Scheme Nope wurde nicht gefunden.');
     });

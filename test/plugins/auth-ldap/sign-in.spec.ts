@@ -201,13 +201,13 @@ describe('auth-ldap: signing in to the service', () => {
       expect(r.status).to.equal(403);
     });
 
-    it('creates a user from the tenant ID, with the directory\'s given and family name', async () => {
+    it('creates a user from the tenant ID, with the directory\'s given and family name, and its common name as title', async () => {
       expect(await sessionOf(t, db, credentials(PEOPLE.ida))).to.include({ loginId: 'ida', tenantLabel: 'Guests', accessLevel: 'EDITOR' });
       const r = await t.request(`/rest/${db}/users?loginId=ida`, { auth: admin, headers: { 'service-tenant': 'Guests' } });
       expect(r.status).to.equal(200);
       const users = (await r.json())._embedded.users as Record<string, unknown>[];
       expect(users).to.have.length(1);
-      expect(users[0]).to.include({ loginId: 'ida', givenName: 'Ida', familyName: 'Sommer', accessLevel: 'EDITOR' });
+      expect(users[0]).to.include({ loginId: 'ida', givenName: 'Ida', familyName: 'Sommer', accessLevel: 'EDITOR', title: 'Ida Sommer' });
     });
   });
 

@@ -113,6 +113,22 @@ describe('OpenID Connect: attacks on bearer authentication', function () {
     expect((await t.request(`/rest/${db}/schemes`, bearer(listed))).status).to.equal(200);
   });
 
+  it('checks the client ID in the claim SERVICE_OIDC_JWT_CLIENT_ID names (azp), not in aud', async () => {
+    const other = await startService(oidcEnv(provider, { SERVICE_OIDC_JWT_CLIENT_ID: 'azp' }));
+    try {
+      const key = provider.signingKey();
+      const get = async (token: string) => (await other.request('/api/admin/databases', bearer(token))).status;
+      // The system administrator needs no user: the answer depends on the token alone.
+      expect(await get(await signed(key, claimsFor(provider, admin(), { aud: 'other-api', azp: SERVICE_CLIENT_ID })))).to.equal(200);
+      for (const azp of ['other-client', undefined, [SERVICE_CLIENT_ID.toUpperCase()]]) {
+        const token = await signed(key, claimsFor(provider, admin(), { aud: SERVICE_CLIENT_ID, azp }));
+        expect(await get(token), `azp ${JSON.stringify(azp)} with the client ID in aud`).to.equal(401);
+      }
+    } finally {
+      await other.close();
+    }
+  });
+
   it('refuses expired tokens and tokens without an expiry; allows 30 s of clock drift', async () => {
     const key = provider.signingKey();
     const now = Math.floor(Date.now() / 1000);

@@ -1,18 +1,19 @@
 /**
- * OpenID Connect benchmark: GET of a scheme by technical key with a warm
- * bearer token from a real OpenID provider (oidc-provider, in this process;
- * it only issues the token and serves the keys once), against
+ * Sign-in benchmark: GET of a scheme by technical key with a warm bearer
+ * token from a real OpenID provider (oidc-provider, in this process; it only
+ * issues the token and serves the keys once) and with an access key (on the
+ * same instance: OpenID Connect for people, keys for machines), each against
  *   (1) the same GET without authentication (bench/bench-auth.ts: a fixed
- *       principal, nothing checked, nothing looked up): target ≥ 0.8;
+ *       principal, nothing checked, nothing looked up): target ≥ 0.8 each;
  *   (2) the same GET with basic authentication (its sign-in cache warm);
  *   (3) a bare Koa handler running the same single SQL query;
  * and, to show where the time goes, the same bearer GET with the verified-
  * token cache off (SERVICE_AUTH_CACHE_TTL=0: a signature check per request)
- * against (1). It also times the two steps of a warm sign-in in-process: the
- * signature check the cache saves, and the core's user lookup
- * (directory.loginTenant, one query) that every request still makes.
+ * against (1). It also times the two steps of a cold bearer sign-in
+ * in-process: the signature check and the core's user lookup
+ * (directory.loginTenant, one query), which the sign-in cache saves.
  *
- *   npx tsx bench/auth-oidc.ts [--backend postgres|pglite] [--objects 1000] [--duration 10]
+ *   npx tsx bench/auth.ts [--backend postgres|pglite] [--objects 1000] [--duration 10]
  *
  * PostgreSQL: every side is its own service instance on one throwaway
  * database (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test).
@@ -175,6 +176,8 @@ async function main() {
     const token = await provider.passwordToken(USER.loginId, USER.password);
     const byId = ids.map((id) => `/rest/${DB}/schemes/${id}`);
     const bearer: Side = { url: bearerService.url, paths: byId, headers: { authorization: `Bearer ${token}` } };
+    const created = await rest('POST', `/rest/${DB}/users/${user.id}/accessKeys`, { description: 'benchmark' });
+    const keyed: Side = { url: bearerService.url, paths: byId, headers: { 'service-access-key': created.key } };
     const bare: Side = { url: await listen(baselineApp(bearerService.service.storage.knex), closers), paths: ids.map((id) => `/id/${id}`) };
 
     let none: Side = { url: bearerService.url, paths: byId };
@@ -192,7 +195,7 @@ async function main() {
       basic = { url: basicService.url, paths: byId, headers: { authorization: `Basic ${Buffer.from(`${USER.loginId}:${USER.password}`).toString('base64')}` } };
       uncached = { ...bearer, url: (await start({ ...oidc, SERVICE_AUTH_CACHE_TTL: '0' }, PLUGINS)).url };
     }
-    for (const side of [bearer, none, bare, basic, uncached]) {
+    for (const side of [bearer, keyed, none, bare, basic, uncached]) {
       if (!side) continue;
       const r = await fetch(side.url + side.paths[0], { headers: side.headers });
       if (r.status !== 200) throw new Error(`${side.url}${side.paths[0]}: ${r.status} ${await r.text()}`);
@@ -207,10 +210,15 @@ async function main() {
 
     console.log(`${backend}, ${ids.length} schemes; concurrency ${CONNECTIONS}, ${DURATION} s per side`);
     // Every side once before any figure counts: the first comparison must not pay for the JIT alone.
-    for (const side of [bearer, none, bare, basic, uncached]) if (side) await load(side, WARMUP);
-    const rows: Row[] = [await compare('bearer (warm token) vs no authentication', bearer, none, 0.8)];
+    for (const side of [bearer, keyed, none, bare, basic, uncached]) if (side) await load(side, WARMUP);
+    const rows: Row[] = [
+      await compare('bearer (warm token) vs no authentication', bearer, none, 0.8),
+      await compare('access key vs no authentication', keyed, none, 0.8),
+    ];
     if (basic) rows.push(await compare('bearer (warm token) vs basic auth (warm)', bearer, basic));
+    if (basic) rows.push(await compare('access key vs basic auth (warm)', keyed, basic));
     rows.push(await compare('bearer (warm token) vs bare SQL handler', bearer, bare));
+    rows.push(await compare('access key vs bare SQL handler', keyed, bare));
     if (uncached) rows.push(await compare('bearer, token cache off vs no authentication', uncached, none));
 
     console.log(`\n${'GET /rest/bench/schemes/<id>'.padEnd(46)}  service  baseline  ratio  target  result`);
@@ -218,8 +226,8 @@ async function main() {
       const result = r.errors ? `FAIL (${r.errors} errors)` : r.target === undefined ? '-' : r.ratio >= r.target ? 'pass' : 'FAIL';
       console.log(`${r.operation.padEnd(46)}  ${r.service.toFixed(0).padStart(7)}  ${r.baseline.toFixed(0).padStart(8)}  ${r.ratio.toFixed(2).padStart(5)}  ${r.target === undefined ? '     -' : `≥ ${r.target}`}  ${result}`);
     }
-    console.log(`\nin-process, one at a time: RS256 token verification ${verifyUs.toFixed(0)} µs (saved by the cache on a warm token); `
-      + `user lookup (directory.loginTenant) ${lookupUs.toFixed(0)} µs (made on every request)`);
+    console.log(`\nin-process, one at a time: RS256 token verification ${verifyUs.toFixed(0)} µs; `
+      + `user lookup (directory.loginTenant) ${lookupUs.toFixed(0)} µs (both saved by the sign-in cache on a warm token)`);
   } finally {
     for (const close of closers.reverse()) await close();
     if (pgName) await pgAdmin(`drop database if exists ${pgName} with (force)`);
