@@ -14,6 +14,7 @@
  * search user is the service's problem, not the caller's: it surfaces as
  * DirectoryUnavailable (503), never as a wrong password.
  */
+import { randomUUID } from 'node:crypto';
 import { Client, ResultCodeError } from 'ldapts';
 import type { ExternalIdentity } from '../../runtime/auth/types.ts';
 import { loginAttribute, searchFilter } from './filter.ts';
@@ -68,10 +69,12 @@ export class LdapDirectory implements PersonDirectory {
   async verify(loginId: string, password: string): Promise<ExternalIdentity | null> {
     const entries = await this.search(searchFilter(this.settings.filter, loginId));
     // None is an unknown login ID; more than one cannot be told apart, and signing in as either would be a guess.
-    if (entries.length !== 1) return null;
-    const [entry] = entries;
     // An empty name would make the bind anonymous, whatever the password.
-    if (!entry.dn) return null;
+    if (entries.length !== 1 || !entries[0].dn) {
+      await this.decoyBind(password);
+      return null;
+    }
+    const [entry] = entries;
     if (!(await this.passwordMatches(entry.dn, password))) return null;
     return identityOf(entry, loginId, this.settings.attributes, this.loginAttribute);
   }
@@ -137,6 +140,19 @@ export class LdapDirectory implements PersonDirectory {
       // Not awaited: the answer is known, closing is housekeeping.
       void client.unbind().catch(() => undefined);
     }
+  }
+
+  /**
+   * For a login ID the search did not find: the same connection and bind a
+   * known one costs, as a name that cannot exist under the context, so
+   * that how long a refusal takes does not tell who has an entry. The
+   * answer is always no; the directory being away is not reported here,
+   * since the search has just succeeded and the sign-in fails either way.
+   */
+  private async decoyBind(password: string): Promise<void> {
+    const base = this.settings.searchBase;
+    const dn = `cn=${randomUUID()}${base ? `,${base}` : ''}`;
+    await this.passwordMatches(dn, password).catch(() => false);
   }
 
   /** The shared search connection: the kept one, the one being made, or a new one. */

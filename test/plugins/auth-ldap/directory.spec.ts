@@ -60,6 +60,10 @@ describe('auth-ldap against slapd', () => {
     return { directory: d, log };
   }
 
+  /** A bind as a person's entry: not the search user's, not the stand-in bind of a login ID nobody has (a random cn). */
+  const DECOY = /^cn=[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12},/;
+  const personBinds = (ops: { kind: string; dn: string }[]) => ops.filter((o) => o.kind === 'BIND' && o.dn !== slapd.searchDn && !DECOY.test(o.dn));
+
   /** slapd's binds and searches from now on. */
   async function watch() {
     await slapd.settle();
@@ -134,7 +138,25 @@ describe('auth-ldap against slapd', () => {
       const { directory: d } = directory();
       const done = await watch();
       await d.verify(PEOPLE.twinPeople.uid, PEOPLE.twinPeople.password);
-      expect((await done()).filter((o) => o.kind === 'BIND' && o.dn !== slapd.searchDn)).to.deep.equal([]);
+      expect(personBinds(await done())).to.deep.equal([]);
+    });
+
+    it('costs the directory the same for an unknown login ID as for a wrong password: a search, then a bind on a connection of its own', async () => {
+      const { directory: d } = directory();
+      await d.verify(PEOPLE.alice.uid, 'warm-up-wrong');
+      const shapes = [];
+      for (const loginId of [PEOPLE.alice.uid, 'nobody-at-all']) {
+        const done = await watch();
+        expect(await d.verify(loginId, 'not-the-password')).to.equal(null);
+        const ops = await done();
+        shapes.push(ops.map((o) => `${o.kind}${o.kind === 'BIND' ? `@op${o.op}` : ''}`));
+        const bind = ops.find((o) => o.kind === 'BIND')!;
+        expect(bind.conn, loginId).not.to.equal(ops.find((o) => o.kind === 'SRCH')!.conn);
+        // The unknown ID's bind names no entry: a random name under the context that cannot exist.
+        if (loginId !== PEOPLE.alice.uid) expect(bind.dn).to.match(DECOY);
+      }
+      expect(shapes[1]).to.deep.equal(shapes[0]);
+      expect(shapes[0]).to.deep.equal(['SRCH', 'BIND@op0']);
     });
 
     it('checks plain-text and salted-hash passwords alike (the directory does)', async () => {
@@ -176,7 +198,7 @@ describe('auth-ldap against slapd', () => {
         expect(await d.verify(loginId, PEOPLE.alice.password), loginId).to.equal(null);
       }
       const ops = await done();
-      expect(ops.filter((o) => o.kind === 'BIND' && o.dn !== slapd.searchDn)).to.deep.equal([]);
+      expect(personBinds(ops)).to.deep.equal([]);
       expect(ops.filter((o) => o.kind === 'SRCH').map((o) => o.filter)).to.include.members(['(uid=ali\\2A)', '(uid=alic\\5C65)', '(uid=\\2A)']);
     });
 
