@@ -4,6 +4,7 @@
  * request picks a random path from the run's list.
  */
 import autocannon from 'autocannon';
+import http from 'node:http';
 
 export interface LoadJob {
   url: string;
@@ -11,7 +12,14 @@ export interface LoadJob {
   headers: Record<string, string>;
   connections: number;
   seconds: number;
-  /** Requests per second in all (open-loop, as users would send them); absent: as many as the service answers. */
+  /**
+   * Requests per second in all, open-loop: one every 1/rate s whether or not
+   * earlier ones were answered, each timed from when it was due (so a
+   * stall counts for every request it held up). Absent: closed-loop, as many
+   * as the service answers (autocannon). autocannon's own overallRate is not
+   * used: it sends each second's requests in one burst and then waits, which
+   * measures the burst's queue, not a steady load.
+   */
   rate?: number;
 }
 
@@ -22,16 +30,73 @@ export interface LoadResult {
   errors: number;
   p50: number;
   p99: number;
+  /** Open-loop only: the slowest requests, as [seconds into the run when due, milliseconds taken]. */
+  worst?: [number, number][];
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : 0;
+}
+
+async function openLoop(job: LoadJob): Promise<LoadResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
+  const base = new URL(job.url);
+  const interval = 1000 / job.rate!;
+  const started = performance.now();
+  const end = started + job.seconds * 1000;
+  const latencies: number[] = [];
+  const timeline: [number, number][] = [];
+  let non2xx = 0;
+  let errors = 0;
+  const inFlight = new Set<Promise<void>>();
+  const send = (due: number) => {
+    const path = job.paths[Math.floor(Math.random() * job.paths.length)];
+    const done = new Promise<void>((resolve) => {
+      const req = http.get({ host: base.hostname, port: base.port, path, headers: job.headers, agent }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode! >= 200 && res.statusCode! < 300) {
+            const ms = performance.now() - due;
+            latencies.push(ms);
+            timeline.push([(due - started) / 1000, ms]);
+          }
+          else non2xx++;
+          resolve();
+        });
+      });
+      req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
+      req.on('error', () => { errors++; resolve(); });
+    });
+    inFlight.add(done);
+    void done.then(() => inFlight.delete(done));
+  };
+  let next = started;
+  while (next < end) {
+    const now = performance.now();
+    while (next <= now && next < end) { send(next); next += interval; }
+    await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
+  }
+  await Promise.all(inFlight);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return {
+    ok: latencies.length, seconds: (performance.now() - started) / 1000, non2xx, errors,
+    p50: percentile(latencies, 50), p99: percentile(latencies, 99),
+    worst: timeline.sort((a, b) => b[1] - a[1]).slice(0, 8).map(([at, ms]) => [Number(at.toFixed(2)), Number(ms.toFixed(1))]),
+  };
 }
 
 process.on('message', async (job: LoadJob) => {
+  if (job.rate) {
+    process.send!(await openLoop(job));
+    return;
+  }
   const { paths } = job;
   const r = await autocannon({
     url: job.url,
     headers: job.headers,
     connections: job.connections,
     duration: job.seconds,
-    ...(job.rate ? { overallRate: job.rate } : {}),
     requests: [{ setupRequest: (req: object) => ({ ...req, path: paths[Math.floor(Math.random() * paths.length)] }) }],
   });
   const result: LoadResult = {

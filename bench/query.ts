@@ -86,24 +86,34 @@ and a line break' when n % 3 = 0 then null else 'Plain description of attribute 
                               'required', case when n % 2 = 0 then 'MANDATORY' else 'OPTIONAL' end, 'cardinality', 'ONE')
     from generate_series(1, ?) n
     join (select id, row_number() over (order by label) - 1 as i from ${s}.objects where type = 'Classifier') k on k.i = n % 1000`, [tenant, ROWS]);
-  await knex.raw(`analyze ${s}.objects`);
+  // Frozen, with hint bits set and written out: otherwise the first exports write the whole table back,
+  // and autovacuum and a checkpoint work through it while the GETs are measured.
+  await knex.raw(`vacuum (freeze, analyze) ${s}.objects`);
+  await knex.raw('checkpoint');
   console.log(`generated ${ROWS} attributes in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-/** Runs a process, counts the bytes it writes to stdout, and times it. */
+/**
+ * Runs a process, counts the bytes it writes to stdout, and times it. The
+ * bytes go to `wc -c`, never through this process: it hosts the service,
+ * and reading hundreds of megabytes here would charge the service's event
+ * loop with the client's work.
+ */
 function timedProcess(command: string, argv: string[], input?: string): Promise<Timed> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(command, argv, { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    let bytes = 0;
+    const child = spawn('bash', ['-c', 'set -o pipefail; "$@" | wc -c', 'bash', command, ...argv], {
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let counted = '';
     let errors = '';
-    child.stdout!.on('data', (d: Buffer) => { bytes += d.length; });
+    child.stdout!.on('data', (d: Buffer) => { counted += String(d); });
     child.stderr!.on('data', (d: Buffer) => { errors += String(d); });
     if (input !== undefined) child.stdin!.end(input);
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) reject(new Error(`${command} exited ${code}: ${errors}`));
-      else resolve({ seconds: (performance.now() - started) / 1000, bytes });
+      else resolve({ seconds: (performance.now() - started) / 1000, bytes: Number(counted.trim()) });
     });
   });
 }
@@ -214,6 +224,7 @@ async function main() {
         const once = () => (format === 'psql' ? psqlCopy(dbUrl.toString(), tenant) : serviceExport(url, format));
         const exports = (async () => { while (exporting) await once(); })();
         await new Promise((r) => setTimeout(r, 500));
+        if (process.env.BENCH_TRACE) console.error(`${new Date().toISOString()} GETs at ${rate ?? 'full'} rate during ${format}`);
         const measured = await loopDelay(() => load(url, paths, DURATION, rate));
         busy[format] = measured.result;
         busyLoop[format] = measured.loopP99Ms;
@@ -245,6 +256,11 @@ async function main() {
       };
       line('at rest', m.rest, m.restLoop);
       for (const format of ['psql', 'CSV', 'JSON', 'XML']) line(format === 'psql' ? 'psql COPY' : `${format} export`, m.busy[format], m.busyLoop[format], m.busy[format].p99 / Math.max(m.rest.p99, 1));
+      if (!target) return;
+      console.log('slowest GETs (seconds into the run: ms)');
+      for (const [name, r] of [['at rest', m.rest], ...['psql', 'CSV', 'JSON', 'XML'].map((f) => [f, m.busy[f]] as const)] as const) {
+        console.log(`  ${name.padEnd(8)} ${(r.worst ?? []).map(([at, ms]) => `${at}: ${ms}`).join(', ')}`);
+      }
     };
     table(`${RATE} per second`, fixedRate, true);
     table('as fast as answered (context)', saturated, false);

@@ -48,6 +48,21 @@ export class CredentialCache<T = true> {
     return undefined;
   }
 
+  /**
+   * The value of a fresh check, and whether it is in the second half of its
+   * life: a caller can then check again in the background and remember the
+   * result, so that a client calling steadily never waits for a check.
+   */
+  peek(scope: string, loginId: string, password: string): { value: T; renew: boolean } | undefined {
+    const entryKey = this.entryKey(scope, loginId, password);
+    const entry = this.entries.get(entryKey);
+    if (!entry) return undefined;
+    const left = entry.expiresAt - this.now();
+    if (left > 0) return { value: entry.value, renew: left < this.ttlMs / 2 };
+    this.drop(entryKey);
+    return undefined;
+  }
+
   remember(scope: string, loginId: string, password: string, value: T = true as T): void {
     const entryKey = this.entryKey(scope, loginId, password);
     const loginKey = loginKeyOf(scope, loginId);

@@ -110,19 +110,30 @@ export class BasicDriver implements AuthDriver {
     const gate = this.o.throttle.check(throttleKey);
     if (!gate.allowed) throw createError('TOO_MANY_ATTEMPTS', {}, [], { 'Retry-After': String(gate.retryAfterSeconds) });
     const scope = `${db?.name ?? ''}\u0000${requestedTenant ?? ''}`;
-    const known = this.o.signIns.get(scope, loginId, password);
+    const known = this.o.signIns.peek(scope, loginId, password);
     if (known) {
       this.o.throttle.succeed(throttleKey);
-      return { kind: 'principal', principal: known };
+      // Half its life gone: signed in again in the background, so that a steady client never waits for the
+      // hash (every request with these credentials would otherwise wait for it once per cache lifetime).
+      // What that sign-in finds is what a request after expiry would find: a wrong password drops the entry.
+      if (known.renew) {
+        this.sharedSignIn(db, loginId, password, requestedTenant, throttleKey, scope)
+          .catch(() => this.o.signIns.forget(scope, loginId));
+      }
+      return { kind: 'principal', principal: known.value };
     }
-    // Concurrent requests with the same credentials share one check instead of each hashing.
+    return { kind: 'principal', principal: await this.sharedSignIn(db, loginId, password, requestedTenant, throttleKey, scope) };
+  }
+
+  /** Concurrent requests with the same credentials share one check instead of each hashing. */
+  private sharedSignIn(db: AuthRequest['db'], loginId: string, password: string, requestedTenant: string | undefined, throttleKey: string, scope: string): Promise<Principal> {
     const key = this.o.signIns.keyOf(scope, loginId, password);
     let signIn = this.pending.get(key);
     if (!signIn) {
       signIn = this.signIn(db, loginId, password, requestedTenant, throttleKey, scope).finally(() => this.pending.delete(key));
       this.pending.set(key, signIn);
     }
-    return { kind: 'principal', principal: await signIn };
+    return signIn;
   }
 
   /** Users or tenants changed: every remembered sign-in is looked up again. */

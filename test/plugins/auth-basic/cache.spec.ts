@@ -29,6 +29,20 @@ describe('CredentialCache', () => {
     expect(cache.has('db', 'bob', 'pw')).to.equal(false);
   });
 
+  it('tells, with a fresh value, when the entry is past half its life; nothing once expired', () => {
+    const { time, now } = clock();
+    const cache = new CredentialCache<string>({ ttlMs: 1000, now });
+    cache.remember('db', 'bob', 'pw', 'principal');
+    expect(cache.peek('db', 'bob', 'pw')).to.deep.equal({ value: 'principal', renew: false });
+    time.now += 501;
+    expect(cache.peek('db', 'bob', 'pw')).to.deep.equal({ value: 'principal', renew: true });
+    expect(cache.peek('db', 'bob', 'other')).to.equal(undefined);
+    cache.remember('db', 'bob', 'pw', 'renewed');
+    expect(cache.peek('db', 'bob', 'pw')).to.deep.equal({ value: 'renewed', renew: false });
+    time.now += 1000;
+    expect(cache.peek('db', 'bob', 'pw')).to.equal(undefined);
+  });
+
   it('matches only the same scope, login ID and password', () => {
     const cache = new CredentialCache();
     cache.remember('db', 'bob', 'pw');

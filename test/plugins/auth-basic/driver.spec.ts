@@ -13,8 +13,11 @@ import { ADMIN, basic, createDatabase, startService, type TestService } from '..
 /** Counts the argon2 verifications the driver asks for. */
 class CountingHasher extends PasswordHasher {
   verifications = 0;
+  /** While set, every verification waits for it: shows who waits for a hash. */
+  gate?: Promise<void>;
   override async verify(password: string, stored: StoredPassword): Promise<PasswordCheck> {
     this.verifications++;
+    await this.gate;
     return super.verify(password, stored);
   }
 }
@@ -35,12 +38,12 @@ describe('BasicDriver', () => {
   after(() => t.close());
 
   /** The driver as the plugin builds it (no pepper, like the test service), with a counting hasher. */
-  function driver() {
+  function driver(now: () => number = Date.now) {
     const knex = t.service.storage.knex;
     const hasher = new CountingHasher(parsePepperStore(undefined));
     const basicDriver = new BasicDriver({
       hasher, passwords: new PasswordStore(knex), directory: createDirectory(knex, [ADMIN.loginId]),
-      cache: new CredentialCache<true>({ ttlMs: 60_000 }), signIns: new CredentialCache<Principal>({ ttlMs: 60_000 }),
+      cache: new CredentialCache<true>({ ttlMs: 60_000, now }), signIns: new CredentialCache<Principal>({ ttlMs: 60_000, now }),
       throttle: new LoginThrottle(), log: { warn: () => {} },
     });
     const signIn = (loginId: string, password: string, requestedTenant?: string) => {
@@ -84,6 +87,54 @@ describe('BasicDriver', () => {
     expect(await status(signIn(bob.loginId, changed))).to.equal(200);
     expect(hasher.verifications).to.equal(6);
     await t.request(`/rest/${db.name}/users/${userId}`, { method: 'PATCH', json: { password: bob.password } });
+  });
+
+  /** Resolves once nothing is left to do but timers: background work started by a call has finished. */
+  const settled = () => new Promise((r) => setTimeout(r, 300));
+
+  it('signs a steady client in again in the background before its sign-in expires, so no call waits for the hash', async () => {
+    let clock = 1_000_000;
+    const { hasher, signIn } = driver(() => clock);
+    await signIn(bob.loginId, bob.password);
+    expect(hasher.verifications).to.equal(1);
+    // Past half the lifetime: answered from memory, renewed behind it (the password check is still remembered).
+    clock += 36_000;
+    await signIn(bob.loginId, bob.password);
+    await settled();
+    // Past the first sign-in's expiry: still answered at once, while the hash runs behind it.
+    clock += 36_000;
+    let release!: () => void;
+    hasher.gate = new Promise((r) => { release = r; });
+    const answered = await Promise.race([signIn(bob.loginId, bob.password).then(() => 'answered'), settled().then(() => 'waited')]);
+    expect(answered).to.equal('answered');
+    await settled();
+    expect(hasher.verifications).to.equal(2);
+    release();
+    hasher.gate = undefined;
+    await settled();
+    // A client gone quiet for the whole lifetime waits for a full check again.
+    clock += 120_000;
+    await signIn(bob.loginId, bob.password);
+    expect(hasher.verifications).to.equal(3);
+  });
+
+  it('drops a remembered sign-in whose background renewal finds the password changed', async () => {
+    let clock = 1_000_000;
+    const { signIn } = driver(() => clock);
+    await signIn(bob.loginId, bob.password);
+    const r = await t.request(`/rest/${db.name}/users/${userId}`, { method: 'PATCH', json: { password: 'bobs-Passwort-3' } });
+    expect(r.status).to.equal(200);
+    try {
+      // 40 s in, the renewal starts: the stored hash changed, so no remembered check matches, the old password fails,
+      // and the sign-in is forgotten (this driver is not wired to the service's changes: only the renewal can tell).
+      clock += 40_000;
+      expect(await status(signIn(bob.loginId, bob.password))).to.equal(200);
+      await settled();
+      expect(await status(signIn(bob.loginId, bob.password))).to.equal(401);
+      expect(await status(signIn(bob.loginId, 'bobs-Passwort-3'))).to.equal(200);
+    } finally {
+      await t.request(`/rest/${db.name}/users/${userId}`, { method: 'PATCH', json: { password: bob.password } });
+    }
   });
 
   it('spends a verification on a login ID without a user too, so the time taken does not tell', async () => {
