@@ -5,6 +5,7 @@
  */
 import autocannon from 'autocannon';
 import http from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 export interface LoadJob {
   url: string;
@@ -32,6 +33,10 @@ export interface LoadResult {
   p99: number;
   /** Open-loop only: the slowest requests, as [seconds into the run when due, milliseconds taken]. */
   worst?: [number, number][];
+  /** Open-loop only: the longest the generator's own event loop was held up (ms); a stall there delays sending, not the service. */
+  loopMaxMs?: number;
+  /** Filled in by the caller: the longest the service's event loop was held up meanwhile (ms). */
+  serviceLoopMaxMs?: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -40,6 +45,8 @@ function percentile(sorted: number[], p: number): number {
 
 async function openLoop(job: LoadJob): Promise<LoadResult> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   const base = new URL(job.url);
   const interval = 1000 / job.rate!;
   const started = performance.now();
@@ -78,10 +85,12 @@ async function openLoop(job: LoadJob): Promise<LoadResult> {
   }
   await Promise.all(inFlight);
   agent.destroy();
+  loop.disable();
   latencies.sort((a, b) => a - b);
   return {
     ok: latencies.length, seconds: (performance.now() - started) / 1000, non2xx, errors,
     p50: percentile(latencies, 50), p99: percentile(latencies, 99),
+    loopMaxMs: loop.max / 1e6,
     worst: timeline.sort((a, b) => b[1] - a[1]).slice(0, 8).map(([at, ms]) => [Number(at.toFixed(2)), Number(ms.toFixed(1))]),
   };
 }

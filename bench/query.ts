@@ -3,13 +3,14 @@
  * (`select * from attribute_view`, ROWS rows) as CSV, JSON and XML through
  * the service, side by side in the same run with psql's
  * `COPY (same select) TO STDOUT WITH CSV HEADER` under the same role, views
- * and settings. Both are read by a separate process (curl, psql) that
- * discards the bytes, so the service's process holds only the service.
+ * and settings. Both are started by a child process (bench/exporter.ts)
+ * and their output is counted by `wc -c`, so the service's process holds
+ * only the service; its CPU time per export is reported.
  *
  * Targets (issue "The query interface"): CSV ≤ 1.25 × psql's COPY, JSON and
  * XML ≤ 3 ×; the service's memory (RSS) grows by less than 100 MB during an
  * export; a REST GET keeps its p99 within 2 × of its p99 at rest while an
- * export runs (autocannon in a child process, as bench/rest.ts does).
+ * export runs (the load comes from a child process, bench/load.ts).
  *
  * The GETs are measured twice: at a fixed rate (--rate, default 200 GETs/s,
  * open-loop: people browsing while a report runs; the target applies here),
@@ -17,9 +18,9 @@
  * load shares the CPU with the export's own database backend, so even psql's
  * COPY, which the service takes no part in, raises that p99 several times).
  *
- *   npx tsx bench/query.ts [--rows 1000000] [--rounds 2] [--duration 10] [--rate 200]
+ *   npx tsx bench/query.ts [--rows 1000000] [--rounds 2] [--duration 10] [--rate 200] [--exports-only]
  */
-import { execFileSync, fork, spawn } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +33,7 @@ import { createService, type Service } from '../runtime/app.ts';
 import { schemaOf } from '../runtime/storage/migrations.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import type { LoadJob, LoadResult } from './load.ts';
+import type { ProcessRun, ProcessRunResult } from './exporter.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -40,6 +42,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '8' },
     rate: { type: 'string', default: '200' },
+    'exports-only': { type: 'boolean', default: false },
   },
 });
 const ROWS = Number(args.rows);
@@ -93,29 +96,20 @@ and a line break' when n % 3 = 0 then null else 'Plain description of attribute 
   console.log(`generated ${ROWS} attributes in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-/**
- * Runs a process, counts the bytes it writes to stdout, and times it. The
- * bytes go to `wc -c`, never through this process: it hosts the service,
- * and reading hundreds of megabytes here would charge the service's event
- * loop with the client's work.
- */
-function timedProcess(command: string, argv: string[], input?: string): Promise<Timed> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn('bash', ['-c', 'set -o pipefail; "$@" | wc -c', 'bash', command, ...argv], {
-      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    let counted = '';
-    let errors = '';
-    child.stdout!.on('data', (d: Buffer) => { counted += String(d); });
-    child.stderr!.on('data', (d: Buffer) => { errors += String(d); });
-    if (input !== undefined) child.stdin!.end(input);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code !== 0) reject(new Error(`${command} exited ${code}: ${errors}`));
-      else resolve({ seconds: (performance.now() - started) / 1000, bytes: Number(counted.trim()) });
-    });
+/** Runs a process in the exporter child (bench/exporter.ts), which counts its output and times it. */
+const exporter = fork(fileURLToPath(new URL('./exporter.ts', import.meta.url)), { execArgv: ['--import', 'tsx'] });
+let runs = 0;
+const running = new Map<number, (r: ProcessRunResult) => void>();
+exporter.on('message', (r: ProcessRunResult) => { running.get(r.id)?.(r); running.delete(r.id); });
+
+async function timedProcess(command: string, argv: string[], input?: string): Promise<Timed> {
+  const id = ++runs;
+  const r = await new Promise<ProcessRunResult>((resolve) => {
+    running.set(id, resolve);
+    exporter.send({ id, command, argv, input } satisfies ProcessRun);
   });
+  if (r.error !== undefined) throw new Error(r.error);
+  return { seconds: r.seconds!, bytes: r.bytes! };
 }
 
 /** psql's COPY of the same select, with the same role and settings the service sets. */
@@ -136,8 +130,9 @@ function serviceExport(url: string, format: string, sql = SELECT): Promise<Timed
 }
 
 /** The service's memory growth (RSS, MB) while the task runs, sampled every 50 ms. */
-async function withMemory<T>(task: () => Promise<T>): Promise<{ result: T; rssMb: number; heapMb: number }> {
+async function withMemory<T>(task: () => Promise<T>): Promise<{ result: T; rssMb: number; heapMb: number; cpuSeconds: number }> {
   global.gc?.();
+  const cpu = process.cpuUsage();
   const base = process.memoryUsage();
   let rss = 0;
   let heap = 0;
@@ -148,7 +143,8 @@ async function withMemory<T>(task: () => Promise<T>): Promise<{ result: T; rssMb
   }, 50);
   try {
     const result = await task();
-    return { result, rssMb: rss / 2 ** 20, heapMb: heap / 2 ** 20 };
+    const used = process.cpuUsage(cpu);
+    return { result, rssMb: rss / 2 ** 20, heapMb: heap / 2 ** 20, cpuSeconds: (used.user + used.system) / 1e6 };
   } finally {
     clearInterval(sample);
   }
@@ -186,17 +182,28 @@ async function main() {
     await psqlCopy(dbUrl.toString(), tenant);
 
     // Exports, alternating with psql, ROUNDS times; the best of each.
-    const best: Record<string, Timed & { rssMb: number; heapMb: number }> = {};
-    const keep = (name: string, t: Timed, rssMb = 0, heapMb = 0) => {
+    const best: Record<string, Timed & { rssMb: number; heapMb: number; cpuSeconds: number }> = {};
+    const keep = (name: string, t: Timed, rssMb = 0, heapMb = 0, cpuSeconds = 0) => {
       const b = best[name];
-      best[name] = { seconds: Math.min(b?.seconds ?? Infinity, t.seconds), bytes: t.bytes, rssMb: Math.max(b?.rssMb ?? 0, rssMb), heapMb: Math.max(b?.heapMb ?? 0, heapMb) };
+      best[name] = {
+        seconds: Math.min(b?.seconds ?? Infinity, t.seconds), bytes: t.bytes, rssMb: Math.max(b?.rssMb ?? 0, rssMb),
+        heapMb: Math.max(b?.heapMb ?? 0, heapMb), cpuSeconds: Math.min(b?.cpuSeconds ?? Infinity, cpuSeconds),
+      };
     };
     for (let round = 0; round < ROUNDS; round++) {
       keep('psql COPY', await psqlCopy(dbUrl.toString(), tenant));
       for (const format of ['CSV', 'JSON', 'XML']) {
         const m = await withMemory(() => serviceExport(url, format));
-        keep(format, m.result, m.rssMb, m.heapMb);
+        keep(format, m.result, m.rssMb, m.heapMb, m.cpuSeconds);
       }
+    }
+
+    if (args['exports-only']) {
+      for (const name of ['psql COPY', 'CSV', 'JSON', 'XML']) {
+        const b = best[name];
+        console.log(`${name.padEnd(10)} ${b.seconds.toFixed(2)} s  ratio ${(b.seconds / best['psql COPY'].seconds).toFixed(2)}  RSS +${b.rssMb.toFixed(0)} MB  service CPU ${b.cpuSeconds.toFixed(2)} s`);
+      }
+      return;
     }
 
     // REST GETs at rest, then while exports run back to back.
@@ -208,14 +215,15 @@ async function main() {
       const histogram = monitorEventLoopDelay({ resolution: 5 });
       histogram.enable();
       try {
-        return { result: await task(), loopP99Ms: histogram.percentile(99) / 1e6 };
+        return { result: await task(), loopP99Ms: histogram.percentile(99) / 1e6, loopMaxMs: histogram.max / 1e6 };
       } finally {
         histogram.disable();
       }
     };
     type Measured = { rest: LoadResult; restLoop: number; busy: Record<string, LoadResult>; busyLoop: Record<string, number> };
     const measure = async (rate?: number): Promise<Measured> => {
-      const { result: rest, loopP99Ms: restLoop } = await loopDelay(() => load(url, paths, DURATION, rate));
+      const { result: rest, loopP99Ms: restLoop, loopMaxMs: restLoopMax } = await loopDelay(() => load(url, paths, DURATION, rate));
+      rest.serviceLoopMaxMs = restLoopMax;
       const busy: Record<string, LoadResult> = {};
       const busyLoop: Record<string, number> = {};
       // psql's COPY too: what the same export costs a GET when the service does nothing for it.
@@ -228,6 +236,7 @@ async function main() {
         const measured = await loopDelay(() => load(url, paths, DURATION, rate));
         busy[format] = measured.result;
         busyLoop[format] = measured.loopP99Ms;
+        measured.result.serviceLoopMaxMs = measured.loopMaxMs;
         exporting = false;
         await exports;
       }
@@ -259,7 +268,7 @@ async function main() {
       if (!target) return;
       console.log('slowest GETs (seconds into the run: ms)');
       for (const [name, r] of [['at rest', m.rest], ...['psql', 'CSV', 'JSON', 'XML'].map((f) => [f, m.busy[f]] as const)] as const) {
-        console.log(`  ${name.padEnd(8)} ${(r.worst ?? []).map(([at, ms]) => `${at}: ${ms}`).join(', ')}`);
+        console.log(`  ${name.padEnd(8)} ${(r.worst ?? []).map(([at, ms]) => `${at}: ${ms}`).join(', ')}  (loop max: service ${r.serviceLoopMaxMs?.toFixed(0)} ms, load generator ${r.loopMaxMs?.toFixed(0)} ms)`);
       }
     };
     table(`${RATE} per second`, fixedRate, true);
@@ -287,4 +296,5 @@ try {
   await main();
 } finally {
   loader.kill();
+  exporter.kill();
 }

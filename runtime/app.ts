@@ -11,6 +11,7 @@ import { koaBody } from 'koa-body';
 import pino, { type Logger } from 'pino';
 import type { Knex } from 'knex';
 import type { Config } from './config.ts';
+import { InteractiveGate } from './interactive.ts';
 import { createError, errorMiddleware, isDatabaseUnavailable } from './errors.ts';
 import { loadGenerated, type Generated } from './generated.ts';
 import { openStorage, type Storage } from './storage/connection.ts';
@@ -100,9 +101,12 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   const restExtensions: RestExtension[] = [];
   let customProperties: CustomPropertiesCheck | undefined;
   const parseJson = jsonBody(config.bodyLimitBytes);
+  const interactive = new InteractiveGate();
   const host: PluginHost = {
     config, knex, storage, databases, log, directory, router: pluginRouter, api: apiRouter,
     jsonBody: parseJson,
+    interactive,
+    bulk: (ctx) => (ctx.state.leaveInteractive as (() => void) | undefined)?.(),
     addRestExtension: (extension) => restExtensions.push(extension),
     setCustomPropertiesCheck: (check) => {
       if (customProperties) throw new Error('a custom-properties check is registered already');
@@ -153,6 +157,15 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
         durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
         ...(principal ? { loginId: principal.loginId, tenant: principal.tenantLabel } : {}),
       }, 'request');
+    }
+  });
+  app.use(async function interactiveFirst(ctx, next) {
+    const leave = interactive.enter();
+    ctx.state.leaveInteractive = leave;
+    try {
+      await next();
+    } finally {
+      leave();
     }
   });
   app.use(errorMiddleware({ log, defaultLanguage: config.language }));

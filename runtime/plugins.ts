@@ -3,6 +3,7 @@
  * manifest; the loader validates each plugin's settings with ajv and refuses
  * duplicates and missing dependencies before anything listens.
  */
+import type { InteractiveGate } from './interactive.ts';
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
 import { Ajv } from 'ajv';
@@ -54,6 +55,10 @@ export interface PluginHost {
   api: Router;
   /** Parses a JSON body within the configured limit (415 / 413 / 400 as the REST interface does). */
   jsonBody(ctx: Context, next: Next): Promise<unknown>;
+  /** Requests in flight that someone waits for: bulk work calls `interactive.pause()` before each part it hands on. */
+  interactive: InteractiveGate;
+  /** This request's answer is bulk work (a streamed export): it no longer holds bulk work back. */
+  bulk(ctx: Context): void;
   addRestExtension(extension: RestExtension): void;
   /** The one check of custom properties on every REST write. */
   setCustomPropertiesCheck(check: CustomPropertiesCheck): void;

@@ -72,7 +72,7 @@ export const manifest: PluginManifest = {
 
     const engine = new QueryEngine({
       storage: host.storage, databaseUrl: host.config.databaseUrl, role, log: host.log,
-      poolSize: setting('SERVICE_QUERY_POOL_SIZE', DEFAULTS.poolSize),
+      poolSize: setting('SERVICE_QUERY_POOL_SIZE', DEFAULTS.poolSize), interactive: host.interactive,
     });
     engines.set(host.storage, engine);
     const jobs = new JobManager({

@@ -169,6 +169,8 @@ export function registerRoutes(deps: RouteDeps) {
       if (ctx.req.socket.destroyed) leave();
       try {
         const statement = await checkStatement(sql, views);
+        // From here on this request is an export: it gives way to requests someone waits for, and holds none back.
+        host.bulk(ctx);
         const result = await engine.run({ ...spec, db: db.name, statement }, { signal: left.signal });
         ctx.status = 200;
         ctx.set(resultHeaders(spec.format));
@@ -223,6 +225,7 @@ export function registerRoutes(deps: RouteDeps) {
       ctx.body = { message: translate(errorLanguage(ctx), found.status === 'FAILED' ? 'jobFailedNoResult' : 'jobNotCompleted') };
       return;
     }
+    host.bulk(ctx);
     ctx.status = 200;
     ctx.set(resultHeaders(found.format));
     ctx.body = jobs.result(db.name, found.id);

@@ -46,6 +46,7 @@ import type { Language } from '../../runtime/messages.ts';
 import { CompositionRefused, composeChecked, describeSql, resultSql, type Column } from './compose.ts';
 import type { CheckedStatement } from './sandbox.ts';
 import { CopyRows, RowWriter, type Format } from './formats.ts';
+import type { InteractiveGate } from '../../runtime/interactive.ts';
 import { ResultStream } from './result-stream.ts';
 
 /** The part of a storage the embedded database adds (runtime/storage/connection.ts): aborts the running statement with 57014. */
@@ -104,6 +105,8 @@ export interface EngineOptions {
   role: string;
   poolSize: number;
   log: Logger;
+  /** Interactive requests of this instance, which the rows of a result wait for (see runtime/interactive.ts). */
+  interactive?: InteractiveGate;
 }
 
 export class QueryEngine {
@@ -232,16 +235,21 @@ export class QueryEngine {
     const copy = conn.copyOut!(sql);
     let rows = 0;
     const writer = new RowWriter(spec.format, columns);
+    const gate = this.options.interactive;
     async function* produce(): AsyncGenerator<Buffer> {
       let ok = false;
       try {
         if (spec.format === 'CSV') {
-          for await (const chunk of copy) yield chunk as Buffer;
+          for await (const chunk of copy) {
+            await gate?.pause();
+            yield chunk as Buffer;
+          }
           rows = copy.rowCount;
         } else {
           const lines = new CopyRows();
           yield Buffer.from(writer.start());
           for await (const chunk of copy) {
+            await gate?.pause();
             const batch = lines.push(chunk as Buffer);
             if (!batch.count) continue;
             rows += batch.count;
@@ -271,6 +279,7 @@ export class QueryEngine {
       await out.write(writer.start());
       await timer.guard(() => conn.query(sql));
       for (;;) {
+        await this.options.interactive?.pause();
         // Arrays, not objects: two columns may share a name.
         const batch = await timer.guard(() => conn.query(`fetch forward ${FETCH_ROWS} from query_result`, [], 'array'));
         if (!batch.rows.length) break;
