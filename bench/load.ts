@@ -37,6 +37,10 @@ export interface LoadResult {
   loopMaxMs?: number;
   /** Filled in by the caller: the longest the service's event loop was held up meanwhile (ms). */
   serviceLoopMaxMs?: number;
+  /** Open-loop only: what the first few failed requests said. */
+  errorSamples?: string[];
+  /** Filled in by the caller: how long the export that ran alongside took (s). */
+  exportSeconds?: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -53,6 +57,7 @@ async function openLoop(job: LoadJob): Promise<LoadResult> {
   const end = started + job.seconds * 1000;
   const latencies: number[] = [];
   const timeline: [number, number][] = [];
+  const errorSamples: string[] = [];
   let non2xx = 0;
   let errors = 0;
   const inFlight = new Set<Promise<void>>();
@@ -72,7 +77,11 @@ async function openLoop(job: LoadJob): Promise<LoadResult> {
         });
       });
       req.setTimeout(10_000, () => req.destroy(new Error('timeout')));
-      req.on('error', () => { errors++; resolve(); });
+      req.on('error', (err) => {
+        errors++;
+        if (errorSamples.length < 5) errorSamples.push(`${((due - started) / 1000).toFixed(2)} s: ${String(err)}`);
+        resolve();
+      });
     });
     inFlight.add(done);
     void done.then(() => inFlight.delete(done));
@@ -91,6 +100,7 @@ async function openLoop(job: LoadJob): Promise<LoadResult> {
     ok: latencies.length, seconds: (performance.now() - started) / 1000, non2xx, errors,
     p50: percentile(latencies, 50), p99: percentile(latencies, 99),
     loopMaxMs: loop.max / 1e6,
+    errorSamples,
     worst: timeline.sort((a, b) => b[1] - a[1]).slice(0, 8).map(([at, ms]) => [Number(at.toFixed(2)), Number(ms.toFixed(1))]),
   };
 }
