@@ -21,14 +21,12 @@
  * the OpenID Connect service (it stands aside when an Authorization header is
  * sent), and the basic and cache-off rows are left out.
  */
-import http from 'node:http';
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Koa from 'koa';
 import type { Knex } from 'knex';
-import pg from 'pg';
 import pino from 'pino';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { loadConfig } from '../runtime/config.ts';
@@ -40,6 +38,7 @@ import type { PluginManifest } from '../runtime/plugins.ts';
 import { SERVICE_CLIENT_ID, startOidcProvider } from '../test/helpers/oidc-provider.ts';
 import { benchAuthPlugin } from './bench-auth.ts';
 import type { LoadJob, LoadResult } from './load.ts';
+import { listen, pgAdmin, PG_ADMIN_URL } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -54,7 +53,6 @@ const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
 const OBJECTS = Number(args.objects);
-const PG_ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ADMIN = { user: 'admin', password: 'bench-secret-1' };
 const USER = { loginId: 'bench-user', password: 'bench-user-secret-1' };
 const DB = 'bench';
@@ -100,22 +98,7 @@ function baselineApp(knex: Knex): Koa {
   return app;
 }
 
-async function listen(app: Koa, closers: (() => Promise<void>)[]): Promise<string> {
-  const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
-  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-}
 
-async function pgAdmin(sql: string) {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Mean microseconds of `task` over `n` runs, one at a time. */
 async function timeEach(n: number, task: () => Promise<unknown>): Promise<number> {

@@ -26,13 +26,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../runtime/config.ts';
 import { createService, type Service } from '../runtime/app.ts';
 import { schemaOf } from '../runtime/storage/migrations.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import type { LoadJob, LoadResult } from './load.ts';
+import { pgAdmin, PG_ADMIN_URL } from './common.ts';
 import type { ProcessRun, ProcessRunResult } from './exporter.ts';
 
 const { values: args } = parseArgs({
@@ -50,7 +50,6 @@ const ROUNDS = Number(args.rounds);
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const RATE = Number(args.rate);
-const PG_ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ADMIN = { user: 'admin', password: 'bench-secret-1' };
 const DB = 'bench';
 const ROLE = 'service_readonly';
@@ -59,15 +58,6 @@ const AUTH = `Basic ${Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('b
 
 interface Timed { seconds: number; bytes: number }
 
-async function pgAdmin(sql: string) {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** ROWS attributes under 1,000 classifiers of one scheme, written by SQL straight into the objects table. */
 async function generate(service: Service, tenant: string) {

@@ -6,7 +6,6 @@
  *
  *   npx tsx bench/rest.ts [--backend postgres|pglite|both] [--objects 10000[,100000]] [--duration 10]
  */
-import http from 'node:http';
 import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -14,7 +13,6 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Koa from 'koa';
 import type { Knex } from 'knex';
-import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../runtime/config.ts';
 import { createService } from '../runtime/app.ts';
@@ -23,6 +21,7 @@ import { PLUGINS } from '../plugins/index.ts';
 import { benchAuthPlugin } from './bench-auth.ts';
 import { loadDataset, type Rest } from './dataset.ts';
 import type { LoadJob, LoadResult } from './load.ts';
+import { listen, pgAdmin, PG_ADMIN_URL } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,7 +35,6 @@ const { values: args } = parseArgs({
 const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
-const PG_ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ADMIN = { user: 'admin', password: 'bench-secret-1' };
 const DB = 'bench';
 const SAMPLE = 10_000;
@@ -107,22 +105,7 @@ function baselineApp(knex: Knex, db: string): Koa {
   return app;
 }
 
-async function listen(app: Koa, closers: (() => Promise<void>)[]): Promise<string> {
-  const server = http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(() => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }));
-  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-}
 
-async function pgAdmin(sql: string) {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 function sample<T>(items: T[]): T[] {
   const copy = [...items];
