@@ -48,7 +48,9 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function openLoop(job: LoadJob): Promise<LoadResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections });
+  // fifo: every connection stays in use; with lifo some sit idle past the server's keep-alive timeout and a
+  // request sent just as the server closes one fails (ECONNRESET), which is the generator's doing, not the service's.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: job.connections, scheduling: 'fifo' });
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
   const base = new URL(job.url);
