@@ -21,9 +21,7 @@
  * the OpenID Connect service (it stands aside when an Authorization header is
  * sent), and the basic and cache-off rows are left out.
  */
-import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Koa from 'koa';
 import type { Knex } from 'knex';
@@ -37,8 +35,7 @@ import { PLUGINS } from '../plugins/index.ts';
 import type { PluginManifest } from '../runtime/plugins.ts';
 import { SERVICE_CLIENT_ID, startOidcProvider } from '../test/helpers/oidc-provider.ts';
 import { benchAuthPlugin } from './bench-auth.ts';
-import type { LoadJob, LoadResult } from './load.ts';
-import { listen, pgAdmin, PG_ADMIN_URL } from './common.ts';
+import { compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, type Side } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -57,34 +54,14 @@ const ADMIN = { user: 'admin', password: 'bench-secret-1' };
 const USER = { loginId: 'bench-user', password: 'bench-user-secret-1' };
 const DB = 'bench';
 
-interface Side { url: string; paths: string[]; headers?: Record<string, string> }
 interface Row { operation: string; service: number; baseline: number; ratio: number; target?: number; errors: number }
 
-const loader = fork(fileURLToPath(new URL('./load.ts', import.meta.url)), { execArgv: ['--import', 'tsx'] });
+const generator = loadGenerator();
+const load = (side: Side, seconds: number) => generator.run({ url: side.url, paths: side.paths, headers: side.headers ?? {}, connections: CONNECTIONS, seconds });
 
-function load(side: Side, seconds: number): Promise<LoadResult> {
-  const job: LoadJob = { url: side.url, paths: side.paths, headers: side.headers ?? {}, connections: CONNECTIONS, seconds };
-  return new Promise((resolve) => {
-    loader.once('message', (r) => resolve(r as LoadResult));
-    loader.send(job);
-  });
-}
-
-/** Warms both sides, then alternates them twice for half the duration each; 2xx answers per second. */
 async function compare(operation: string, service: Side, baseline: Side, target?: number): Promise<Row> {
-  await load(service, WARMUP);
-  await load(baseline, WARMUP);
-  const sum = [{ ok: 0, s: 0, bad: 0 }, { ok: 0, s: 0, bad: 0 }];
-  for (let round = 0; round < 2; round++) {
-    for (const [i, side] of [service, baseline].entries()) {
-      const r = await load(side, DURATION / 2);
-      sum[i].ok += r.ok;
-      sum[i].s += r.seconds;
-      sum[i].bad += r.non2xx + r.errors;
-    }
-  }
-  const [a, b] = sum.map((x) => x.ok / x.s);
-  return { operation, service: a, baseline: b, ratio: a / b, target, errors: sum[0].bad + sum[1].bad };
+  const c = await compareSides(generator, service, baseline, { warmupSeconds: WARMUP, seconds: DURATION, connections: CONNECTIONS });
+  return { operation, service: c.service, baseline: c.baseline, ratio: c.ratio, target, errors: c.errors };
 }
 
 function baselineApp(knex: Knex): Koa {
@@ -220,5 +197,5 @@ async function main() {
 try {
   await main();
 } finally {
-  loader.kill();
+  generator.kill();
 }

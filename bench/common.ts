@@ -1,7 +1,10 @@
 /** Pieces the benchmarks share. */
+import { fork } from 'node:child_process';
 import http from 'node:http';
+import { fileURLToPath } from 'node:url';
 import type Koa from 'koa';
 import pg from 'pg';
+import type { LoadJob, LoadResult } from './load.ts';
 
 /** The PostgreSQL server the benchmarks make their databases on. */
 export const PG_ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -23,4 +26,58 @@ export async function pgAdmin(sql: string) {
   } finally {
     await client.end();
   }
+}
+
+/** One side of a comparison: where to send GETs, which paths (one picked per request), which headers. */
+export interface Side { url: string; paths: string[]; headers?: Record<string, string> }
+
+/** The load generator (bench/load.ts) in a child process, so that it shares no event loop with the service. */
+export function loadGenerator() {
+  const child = fork(fileURLToPath(new URL('./load.ts', import.meta.url)), { execArgv: ['--import', 'tsx'] });
+  return {
+    run(job: LoadJob): Promise<LoadResult> {
+      return new Promise((resolve) => {
+        child.once('message', (r) => resolve(r as LoadResult));
+        child.send(job);
+      });
+    },
+    kill: () => child.kill(),
+  };
+}
+
+export interface Compared {
+  /** 2xx answers per second. */
+  service: number;
+  baseline: number;
+  ratio: number;
+  /** Non-2xx answers and failed requests, both sides. */
+  errors: number;
+  /** The worst [p50, p99] of each side's rounds, ms. */
+  latencyMs: { service: [number, number]; baseline: [number, number] };
+}
+
+/** Warms both sides, then alternates them twice for half the duration each, as fast as they answer. */
+export async function compareSides(
+  generator: ReturnType<typeof loadGenerator>, service: Side, baseline: Side,
+  o: { warmupSeconds: number; seconds: number; connections: number },
+): Promise<Compared> {
+  const load = (side: Side, seconds: number) => generator.run({ url: side.url, paths: side.paths, headers: side.headers ?? {}, connections: o.connections, seconds });
+  await load(service, o.warmupSeconds);
+  await load(baseline, o.warmupSeconds);
+  const sum = [{ ok: 0, s: 0, bad: 0, p50: 0, p99: 0 }, { ok: 0, s: 0, bad: 0, p50: 0, p99: 0 }];
+  for (let round = 0; round < 2; round++) {
+    for (const [i, side] of [service, baseline].entries()) {
+      const r = await load(side, o.seconds / 2);
+      sum[i].ok += r.ok;
+      sum[i].s += r.seconds;
+      sum[i].bad += r.non2xx + r.errors;
+      sum[i].p50 = Math.max(sum[i].p50, r.p50);
+      sum[i].p99 = Math.max(sum[i].p99, r.p99);
+    }
+  }
+  const [a, b] = sum.map((x) => x.ok / x.s);
+  return {
+    service: a, baseline: b, ratio: a / b, errors: sum[0].bad + sum[1].bad,
+    latencyMs: { service: [sum[0].p50, sum[0].p99], baseline: [sum[1].p50, sum[1].p99] },
+  };
 }

@@ -31,8 +31,8 @@ import { loadConfig } from '../runtime/config.ts';
 import { createService, type Service } from '../runtime/app.ts';
 import { schemaOf } from '../runtime/storage/migrations.ts';
 import { PLUGINS } from '../plugins/index.ts';
-import type { LoadJob, LoadResult } from './load.ts';
-import { pgAdmin, PG_ADMIN_URL } from './common.ts';
+import type { LoadResult } from './load.ts';
+import { loadGenerator, pgAdmin, PG_ADMIN_URL } from './common.ts';
 import type { ProcessRun, ProcessRunResult } from './exporter.ts';
 
 const { values: args } = parseArgs({
@@ -140,14 +140,10 @@ async function withMemory<T>(task: () => Promise<T>): Promise<{ result: T; rssMb
   }
 }
 
-const loader = fork(fileURLToPath(new URL('./load.ts', import.meta.url)), { execArgv: ['--import', 'tsx'] });
+const generator = loadGenerator();
 
 function load(url: string, paths: string[], seconds: number, rate?: number): Promise<LoadResult> {
-  const job: LoadJob = { url, paths, headers: { authorization: AUTH }, connections: CONNECTIONS, seconds, rate };
-  return new Promise((resolve) => {
-    loader.once('message', (r) => resolve(r as LoadResult));
-    loader.send(job);
-  });
+  return generator.run({ url, paths, headers: { authorization: AUTH }, connections: CONNECTIONS, seconds, rate });
 }
 
 async function main() {
@@ -289,6 +285,6 @@ function commit() {
 try {
   await main();
 } finally {
-  loader.kill();
+  generator.kill();
   exporter.kill();
 }

@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/rest.ts [--backend postgres|pglite|both] [--objects 10000[,100000]] [--duration 10]
  */
-import { execFileSync, fork } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -20,8 +20,7 @@ import { schemaOf } from '../runtime/storage/migrations.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import { benchAuthPlugin } from './bench-auth.ts';
 import { loadDataset, type Rest } from './dataset.ts';
-import type { LoadJob, LoadResult } from './load.ts';
-import { listen, pgAdmin, PG_ADMIN_URL } from './common.ts';
+import { compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, type Side } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -50,39 +49,12 @@ interface Row {
   latencyMs?: { service: [number, number]; baseline: [number, number] };
 }
 interface Run { backend: string; objects: number; loadSeconds: number; rows: Row[] }
-interface Side { url: string; paths: string[]; headers?: Record<string, string> }
 
-const loader = fork(fileURLToPath(new URL('./load.ts', import.meta.url)), { execArgv: ['--import', 'tsx'] });
+const generator = loadGenerator();
 
-function load(side: Side, seconds: number): Promise<LoadResult> {
-  const job: LoadJob = { url: side.url, paths: side.paths, headers: side.headers ?? {}, connections: CONNECTIONS, seconds };
-  return new Promise((resolve) => {
-    loader.once('message', (r) => resolve(r as LoadResult));
-    loader.send(job);
-  });
-}
-
-/** Warms both sides, then alternates them twice for half the duration each; requests/s of 2xx answers. */
 async function compare(operation: string, target: number, service: Side, baseline: Side): Promise<Row> {
-  await load(service, WARMUP);
-  await load(baseline, WARMUP);
-  const sum = [{ ok: 0, s: 0, bad: 0, p50: 0, p99: 0 }, { ok: 0, s: 0, bad: 0, p50: 0, p99: 0 }];
-  for (let round = 0; round < 2; round++) {
-    for (const [i, side] of [service, baseline].entries()) {
-      const r = await load(side, DURATION / 2);
-      sum[i].ok += r.ok;
-      sum[i].s += r.seconds;
-      sum[i].bad += r.non2xx + r.errors;
-      sum[i].p50 = Math.max(sum[i].p50, r.p50);
-      sum[i].p99 = Math.max(sum[i].p99, r.p99);
-    }
-  }
-  const [a, b] = sum.map((x) => x.ok / x.s);
-  const errors = sum[0].bad + sum[1].bad;
-  return {
-    operation, service: a, baseline: b, ratio: a / b, target, pass: a / b >= target && errors === 0, errors,
-    latencyMs: { service: [sum[0].p50, sum[0].p99], baseline: [sum[1].p50, sum[1].p99] },
-  };
+  const c = await compareSides(generator, service, baseline, { warmupSeconds: WARMUP, seconds: DURATION, connections: CONNECTIONS });
+  return { operation, service: c.service, baseline: c.baseline, ratio: c.ratio, target, pass: c.ratio >= target && c.errors === 0, errors: c.errors, latencyMs: c.latencyMs };
 }
 
 /** The bare handler: /id/<uuid> and /path/<scheme>/<collection>/<classifier>/<attribute>, one SQL each. */
@@ -244,5 +216,5 @@ async function main() {
 try {
   await main();
 } finally {
-  loader.kill();
+  generator.kill();
 }

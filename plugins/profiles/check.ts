@@ -27,6 +27,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import type { Violation } from '../../runtime/errors.ts';
+import { WRITABLE_SYSTEM_PROPERTIES } from '../../runtime/metamodel/model.ts';
 import type { RestExtension } from '../../runtime/plugins.ts';
 import type { CustomPropertiesCheck } from '../../runtime/rest/writer.ts';
 import type { ObjectStore, StoredObject } from '../../runtime/storage/objects.ts';
@@ -153,7 +154,8 @@ export class CustomPropertiesChecker {
   }
 }
 
-const COLUMNS = new Set(['label', 'title', 'description', 'status']);
+/** Properties a client writes that the objects table keeps in columns, not in `props`. */
+const COLUMNS = new Set<string>(WRITABLE_SYSTEM_PROPERTIES);
 
 /** Whether the write changes a property whose literals bring custom properties of their own. */
 function literalsChanged(rules: TypeRules, state: Values, existing: StoredObject): boolean {
