@@ -119,16 +119,41 @@ async function statementTree(sql: string): Promise<unknown> {
   return withoutLocations(stmts[0].stmt);
 }
 
+let placeholderTree: Promise<unknown> | undefined;
+const placeholder = () => (placeholderTree ??= statementTree(PLACEHOLDER));
+
+/**
+ * Parsed templates by their text: the same few (one per format and column
+ * list) come back with every run, and each parse walks the whole tree.
+ * Bounded: a template names the result's columns, which callers choose.
+ */
+const templates = new Map<string, Promise<{ template: unknown; path: Path }>>();
+const TEMPLATES_KEPT = 200;
+
+function templateOf(sql: string): Promise<{ template: unknown; path: Path }> {
+  let found = templates.get(sql);
+  if (!found) {
+    found = (async () => {
+      const template = await statementTree(sql);
+      const path = find(template, await placeholder());
+      if (!path) throw new CompositionRefused('the template has no place for the statement');
+      return { template, path };
+    })();
+    found.catch(() => templates.delete(sql));
+    if (templates.size >= TEMPLATES_KEPT) templates.delete(templates.keys().next().value!);
+    templates.set(sql, found);
+  }
+  return found;
+}
+
 /**
  * Builds `compose(inner)` around the checked statement and proves its shape:
  * the same composition around a placeholder gives the template tree; the real
  * one must equal it with the caller's tree where the placeholder was.
  */
 export async function composeChecked(statement: CheckedStatement, compose: (inner: string) => string): Promise<string> {
-  const placeholderTree = await statementTree(PLACEHOLDER);
-  const template = await statementTree(compose(PLACEHOLDER));
-  const path = find(template, placeholderTree);
-  if (!path) throw new CompositionRefused('the template has no place for the statement');
+  const placeholderTree = await placeholder();
+  const { template, path } = await templateOf(compose(PLACEHOLDER));
   const sql = compose(statement.text);
   let actual: unknown;
   try {

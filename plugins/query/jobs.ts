@@ -12,6 +12,7 @@ import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { schemaOf } from '../../runtime/storage/migrations.ts';
+import { UUID } from '../../runtime/rest/paths.ts';
 import { translate, type Language } from '../../runtime/messages.ts';
 import type { Databases } from '../../runtime/storage/databases.ts';
 import { checkStatement, StatementRefused } from './sandbox.ts';
@@ -99,6 +100,20 @@ export interface JobOptions {
   concurrency: number;
 }
 
+/**
+ * A timer's task that skips its turn while the last one still runs: on the
+ * embedded database a running job holds the only connection, and ticks would
+ * otherwise queue up behind it.
+ */
+function oneAtATime(task: () => Promise<void>): () => void {
+  let running = false;
+  return () => {
+    if (running) return;
+    running = true;
+    void task().finally(() => { running = false; });
+  };
+}
+
 export class JobManager {
   readonly instance = randomUUID();
   private readonly queue: { id: string; request: JobRequest }[] = [];
@@ -111,9 +126,9 @@ export class JobManager {
 
   /** Starts the heartbeat and the sweeper (stale jobs failed, expired ones removed). */
   start() {
-    const beat = setInterval(() => void this.heartbeat(), this.options.heartbeatMs);
+    const beat = setInterval(oneAtATime(() => this.heartbeat()), this.options.heartbeatMs);
     const sweepMs = Math.min(60_000, Math.max(100, Math.floor(this.options.retentionMs / 2)));
-    const sweep = setInterval(() => void this.sweep(), sweepMs);
+    const sweep = setInterval(oneAtATime(() => this.sweep()), sweepMs);
     beat.unref();
     sweep.unref();
     this.timers.push(beat, sweep);
@@ -238,16 +253,18 @@ export class JobManager {
    * the embedded database cannot take a heartbeat while it runs the job's
    * statement on its only connection.
    */
-  private async failStale(db: string, language: Language, id?: string) {
-    const message = translate(language, 'jobInstanceStopped');
+  private async failStale(db: string, id?: string) {
+    // In the job's own language (the one it was started in), whoever notices.
+    const entry = (language: Language) => JSON.stringify([{ level: 'ERROR', message: translate(language, 'jobInstanceStopped') }]);
     const mine = [...this.active.keys()];
     await this.options.knex.raw(
       `update ${this.table(db)} set status = 'FAILED', finished_at = now(), expires_at = now() + ? * interval '1 millisecond',
-         messages = ?::jsonb, logs = logs || ?::jsonb
+         messages = case language when 'de' then ?::jsonb else ?::jsonb end,
+         logs = logs || case language when 'de' then ?::jsonb else ?::jsonb end
        where status in ('QUEUED', 'RUNNING') and heartbeat_at < now() - ? * heartbeat_ms * interval '1 millisecond'
          and not (instance = ? and id = any(?::uuid[]))
          ${id ? 'and id = ?' : ''}`,
-      [this.options.retentionMs, JSON.stringify([{ level: 'ERROR', message }]), JSON.stringify([{ level: 'ERROR', message }]), STALE_INTERVALS,
+      [this.options.retentionMs, entry('de'), entry('en'), entry('de'), entry('en'), STALE_INTERVALS,
         this.instance, mine, ...(id ? [id] : [])],
     );
   }
@@ -263,7 +280,7 @@ export class JobManager {
     }
     for (const db of names) {
       try {
-        await this.failStale(db, 'en');
+        await this.failStale(db);
         await this.options.knex.raw(`delete from ${this.table(db)} where expires_at < now()`);
       } catch (err) {
         // A database dropped meanwhile has no jobs left to sweep.
@@ -274,14 +291,19 @@ export class JobManager {
   }
 
   /** The job if it exists, has not expired and the viewer may see it; null otherwise (404 for all three alike). */
-  async find(db: string, id: string, viewer: JobViewer, language: Language): Promise<JobRow | null> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
-    await this.failStale(db, language, id);
-    const r = await this.options.knex.raw(
-      `select id, status, format, messages, logs, tenant, all_tenants from ${this.table(db)}
-       where id = ? and (expires_at is null or expires_at > now())`, [id],
+  async find(db: string, id: string, viewer: JobViewer): Promise<JobRow | null> {
+    if (!UUID.test(id)) return null;
+    const read = () => this.options.knex.raw(
+      `select id, status, format, messages, logs, tenant, all_tenants,
+              status in ('QUEUED', 'RUNNING') and heartbeat_at < now() - ? * heartbeat_ms * interval '1 millisecond' as stale
+       from ${this.table(db)} where id = ? and (expires_at is null or expires_at > now())`, [STALE_INTERVALS, id],
     );
-    const row = r.rows[0];
+    let row = (await read()).rows[0];
+    // A poll writes only when the job's instance stopped beating: then the job is failed first.
+    if (row?.stale && !this.active.has(id)) {
+      await this.failStale(db, id);
+      row = (await read()).rows[0];
+    }
     if (!row) return null;
     if (!viewer.systemAdmin && (row.all_tenants || row.tenant !== viewer.tenant)) return null;
     return { id: row.id, status: row.status, format: row.format, messages: row.messages, logs: row.logs };

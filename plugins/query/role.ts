@@ -35,10 +35,14 @@ export async function ensureRole(q: Knex | Knex.Transaction, role: string, passw
         end if;
       end $body$`);
     if (password) {
-      // The password travels as a bound value, never as text of a statement that a log could show.
+      // The password travels as a bound value, never as text of a statement. The ALTER ROLE built from it
+      // would stand in the CONTEXT of its error (server log, error fields): a failure is raised again with
+      // its code and message only.
       await trx.raw(`select set_config('service.readonly_password', ?, true)`, [password]);
       await trx.raw(`do $body$ begin
           execute format('alter role %I login password %L', ${literal(role)}, current_setting('service.readonly_password'));
+        exception when others then
+          raise exception using errcode = sqlstate, message = sqlerrm;
         end $body$`);
       await trx.raw(`select set_config('service.readonly_password', '', true)`);
     }

@@ -103,11 +103,12 @@ function sqlOf(ctx: Context): string {
 export async function configuredTimeout(knex: Knex, db: string, principal: Principal, serverTimeoutMs: number): Promise<number> {
   const s = `"${schemaOf(db)}"`;
   const r = await knex.raw(
-    `select (select (props->>'statementTimeout')::bigint from ${s}.objects where id = ? and type = 'User') as user_timeout,
+    `select (select (props->>'statementTimeout')::numeric from ${s}.objects where id = ? and type = 'User') as user_timeout,
             (select statement_timeout from ${s}.query_settings where singleton) as db_timeout`,
     [principal.userId ?? '00000000-0000-0000-0000-000000000000'],
   );
   const { user_timeout: user, db_timeout: database } = r.rows[0] ?? {};
+  // Numeric, not bigint: a stored value beyond bigint is clamped, not an error on every query of the user.
   // A negative value cannot be meant as "none": it counts as not set.
   if (user !== null && user !== undefined && Number(user) >= 0) return Math.min(Number(user), MAX_TIMEOUT_MS);
   if (database !== null && database !== undefined) return Number(database);
@@ -201,7 +202,7 @@ export function registerRoutes(deps: RouteDeps) {
     const principal = administrator(ctx);
     const db = ctx.state.db as DatabaseInfo;
     const id = String(ctx.params.id);
-    const found = await jobs.find(db.name, id, { tenant: principal.tenant, systemAdmin: principal.systemAdmin }, errorLanguage(ctx));
+    const found = await jobs.find(db.name, id, { tenant: principal.tenant, systemAdmin: principal.systemAdmin });
     if (!found) throw createError('OBJECT_NOT_FOUND', { type: 'job', key: id });
     return { db, job: found };
   }
