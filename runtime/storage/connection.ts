@@ -84,10 +84,14 @@ async function openEmbedded(dataDir: string, log: StorageLog): Promise<Storage> 
       // The pool first, so that it opens no connection any more; then the database, which fails a
       // statement still running, so that the pool gets its connection back and can finish.
       closing ??= (async () => {
-        const destroyed = knex.destroy();
-        await host.close();
-        await destroyed;
-        if (memory) await removeTemporaryDataDir(dir);
+        try {
+          const destroyed = knex.destroy();
+          await host.close();
+          await destroyed;
+        } finally {
+          // Whatever failed above, a memory:// database leaves no folder behind.
+          if (memory) await removeTemporaryDataDir(dir);
+        }
       })();
       return closing;
     },

@@ -23,6 +23,7 @@ export interface ProtocolCarrier {
   send(socket: PgliteSocket, bytes: Uint8Array, startup: boolean): void;
 }
 
+const NOTHING = Buffer.alloc(0);
 const TX_END = /^\s*(rollback|abort|commit|end)(\s+(work|transaction))?\s*;?\s*$/i;
 
 export class PgliteSocket extends Duplex {
@@ -43,6 +44,9 @@ export class PgliteSocket extends Duplex {
   private aborted = false;
   private endingInExtended = false;
   private named = new Map<string, Buffer>();
+  /** Bytes of the backend message in progress that pg has yet to get, and its header so far (see track()). */
+  private owed = 0;
+  private header: Buffer = NOTHING;
   /** A COPY FROM STDIN and its data so far. */
   private copyIn: Buffer[] | null = null;
   private stripCopyInResponse = false;
@@ -96,7 +100,39 @@ export class PgliteSocket extends Duplex {
 
   received(chunk: Buffer): void {
     if (this.gone) return;
-    this.push(this.stripCopyInResponse ? this.withoutCopyInResponse(chunk) : chunk);
+    const bytes = this.stripCopyInResponse ? this.withoutCopyInResponse(chunk) : chunk;
+    this.track(bytes);
+    this.push(bytes);
+  }
+
+  /**
+   * Follows where backend messages end in what was handed to pg: the thread
+   * sends its output in parts cut where PGlite flushed, often inside a
+   * message (a long row). Nothing may be appended then: pg would read it as
+   * the rest of that message and wait for ever.
+   */
+  private track(bytes: Buffer): void {
+    let at = 0;
+    while (at < bytes.length) {
+      if (this.owed > 0) {
+        const n = Math.min(this.owed, bytes.length - at);
+        this.owed -= n;
+        at += n;
+        continue;
+      }
+      const take = bytes.subarray(at, at + 5 - this.header.length);
+      this.header = this.header.length ? Buffer.concat([this.header, take]) : Buffer.from(take);
+      at += take.length;
+      if (this.header.length === 5) {
+        this.owed = this.header.readUInt32BE(1) - 4;
+        this.header = NOTHING;
+      }
+    }
+  }
+
+  /** Whether pg has part of a backend message and waits for its rest. */
+  private get insideMessage(): boolean {
+    return this.owed > 0 || this.header.length > 0;
   }
 
   completed(inTransaction: boolean): void {
@@ -111,8 +147,10 @@ export class PgliteSocket extends Duplex {
     this.busy = false;
     this.stripCopyInResponse = false;
     if (this.gone) return;
-    if (this.lastBatchStartup) {
-      this.terminate('57014', 'canceling connection start: the embedded database was interrupted');
+    if (this.lastBatchStartup || this.insideMessage) {
+      // Broken off inside a message (or the start): nothing can follow it, so the connection ends
+      // (FATAL 57014 where that can still be said); the pool replaces it.
+      this.terminate('57014', 'canceling statement: the embedded database was interrupted');
       return;
     }
     this.push(errorResponse('ERROR', '57014', 'statement cancelled: the embedded database was interrupted'));
@@ -127,7 +165,7 @@ export class PgliteSocket extends Duplex {
   terminate(code: string, message: string): void {
     if (this.gone) return;
     this.busy = false;
-    this.push(errorResponse('FATAL', code, message));
+    if (!this.insideMessage) this.push(errorResponse('FATAL', code, message));
     this.hangUp();
   }
 

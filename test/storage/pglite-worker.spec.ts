@@ -123,6 +123,19 @@ describe('embedded database in a thread of its own', function () {
     expect(log.lines.some((l) => l.level === 'warn' && /interrupt/.test(l.msg))).to.equal(true);
   });
 
+  it('ends a statement interrupted while its rows stream out, though the last part broke off inside a message', async () => {
+    // Rows of 2 kB come out in parts cut where PGlite flushes, not where messages end.
+    const streaming = outcome(storage.knex.raw(`select generate_series(1, 100000000) as g, repeat('x', 2000) as pad`));
+    await executing(storage);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await storage.interrupt!();
+    const result = await Promise.race([streaming, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 10_000))]);
+    expect(result).to.not.equal('hung');
+    expect(result).to.include({ ok: false });
+    // The connection after it works.
+    expect((await storage.knex.raw('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
+  });
+
   it('runs the statements queued behind the interrupted one on the new thread', async () => {
     await storage.knex('t').insert({ id: 1 });
     const long = outcome(storage.knex.raw(LONG));
