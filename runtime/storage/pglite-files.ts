@@ -9,7 +9,9 @@
 import { rmSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
 export const WORKER_URL = new URL('./pglite-worker.mjs', import.meta.url);
@@ -33,7 +35,8 @@ const temporaryDirs = new Set<string>();
 /** Without them (e.g. an unexpected package layout) each thread lets PGlite load its own. */
 export function pgliteArtifacts(): Promise<PgliteArtifacts> {
   artifacts ??= (async () => {
-    const dist = new URL('./', import.meta.resolve('@electric-sql/pglite'));
+    // createRequire, not import.meta.resolve: the latter is missing where this module is compiled to CommonJS (mocha via tsx).
+    const dist = pathToFileURL(dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')) + '/');
     const [pglite, initdb, bundle] = await Promise.all(
       ['pglite.wasm', 'initdb.wasm', 'pglite.data'].map((file) => readFile(new URL(file, dist))),
     );

@@ -223,7 +223,7 @@ export class PgliteSocket extends Duplex {
       const type = data[end];
       const next = end + 1 + data.readInt32BE(end + 1);
       if (next > data.length || type === 0x58 /* X */) break;
-      if (type === 0x51 /* Q */ && COPY_FROM_STDIN.test(cString(data, end + 5))) {
+      if (type === 0x51 /* Q */ && startsWithCopy(data, end + 5) && COPY_FROM_STDIN.test(cString(data, end + 5))) {
         if (end > offset) break;
         // PGlite reads COPY data while it executes the COPY: collect it all, then send it in one batch.
         this.copyIn = [Buffer.from(data.subarray(end, next))];
@@ -373,6 +373,13 @@ function toTransferable(parts: Buffer[]): Uint8Array {
     offset += part.length;
   }
   return out;
+}
+
+/** Whether the text at `start` begins with COPY (after blanks): only then is a query decoded to look for FROM STDIN. */
+function startsWithCopy(message: Buffer, start: number): boolean {
+  let at = start;
+  while (at < message.length && (message[at] === 0x20 || (message[at] >= 0x09 && message[at] <= 0x0d))) at++;
+  return at + 4 <= message.length && message.toString('latin1', at, at + 4).toLowerCase() === 'copy';
 }
 
 function cString(message: Buffer, start: number): string {
