@@ -15,6 +15,7 @@
  * sandbox or by the database — answers 400 with just `{message}`; a bad
  * parameter answers in the service's usual error format.
  */
+import { epochMillis } from '../../runtime/versions.ts';
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import { createError, languageOf } from '../../runtime/errors.ts';
@@ -29,7 +30,6 @@ import { describeFailure, type JobManager } from './jobs.ts';
 
 /** PostgreSQL keeps statement_timeout as a 32-bit count of milliseconds. */
 export const MAX_TIMEOUT_MS = 2_147_483_647;
-const MAX_EPOCH_MS = 8_640_000_000_000_000;
 
 export interface RouteDeps {
   host: PluginHost;
@@ -81,8 +81,9 @@ function versionOf(ctx: Context): number | null {
   const param = single(ctx, 'version');
   const [name, text] = param !== undefined && param !== '' ? ['version', param] : ['Accept-Version', ctx.get('Accept-Version')];
   if (!text) return null;
-  if (!/^\d{1,16}$/.test(text) || Number(text) > MAX_EPOCH_MS) throw invalidParameter(name, 'invalidFormat', { format: 'epoch milliseconds' });
-  return Number(text);
+  const ms = epochMillis(text);
+  if (ms === undefined) throw invalidParameter(name, 'invalidFormat', { format: 'epoch milliseconds' });
+  return ms;
 }
 
 /** The statement of the request body: `{"sql": "…"}` and nothing else. */

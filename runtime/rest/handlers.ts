@@ -2,6 +2,7 @@
  * The generic handlers behind every REST path: one per method and path kind,
  * driven by the generated metamodel. Every write is one transaction.
  */
+import { epochMillis } from '../versions.ts';
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import type { Metamodel } from '../metamodel/model.ts';
@@ -121,8 +122,9 @@ async function readAsOf(call: Call, segments: string[], at: number) {
 function asOf(ctx: Context): number | undefined {
   const text = ctx.query.version ?? (ctx.get('Accept-Version') || undefined);
   if (text === undefined) return undefined;
-  if (typeof text !== 'string' || !/^\d{1,15}$/.test(text)) throw createError('INVALID_PARAMETER', { name: 'version' });
-  return Number(text);
+  const ms = typeof text === 'string' ? epochMillis(text) : undefined;
+  if (ms === undefined) throw createError('INVALID_PARAMETER', { name: 'version' });
+  return ms;
 }
 
 function checkIfMatch(ctx: Context, existing: StoredObject | undefined) {

@@ -341,6 +341,9 @@ describe('REST interface: bad input', () => {
     it('answers 400 to a version that is not a number', async () => {
       await refused('GET', 'schemes?version=abc', 400);
       await refused('GET', 'schemes/Bad', 400, { headers: { 'Accept-Version': '2024-01-01' } });
+      // The query interface's rule too: no later than a date can be (8.64e15 ms).
+      await refused('GET', 'schemes/Bad?version=8640000000000001', 400);
+      expect((await t.request(`/rest/${db}/schemes/Bad?version=8640000000000000`)).status).to.equal(200);
     });
   });
 
