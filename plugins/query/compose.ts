@@ -12,6 +12,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'libpg-query';
 import { withoutLocations, type CheckedStatement } from './sandbox.ts';
 import { uniqueNames, XmlFrame, xmlTextSql, type Format } from './formats.ts';
+import { literal } from './role.ts';
 
 /** A column of the result, as the `limit 0` run described it. */
 export interface Column {
@@ -59,7 +60,6 @@ export function describeSql(inner: string): string {
   return `select * from (\n${inner}\n) q limit 0`;
 }
 
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /** Types whose text never holds &, <, > or a carriage return: their values need no escaping. */
 const PLAIN_TYPES = new Set([BOOL, 20, 21, 23, 26, 700, 701, 1700, 2950, 1082, TIMESTAMP, TIMESTAMPTZ]);

@@ -26,7 +26,7 @@ import { registerQueryMessages } from './messages.ts';
 import { ensureRole, grantViews, ROLE_NAME, viewNames } from './role.ts';
 import { QueryEngine } from './runner.ts';
 import { JOB_MIGRATIONS, JobManager } from './jobs.ts';
-import { registerRoutes } from './routes.ts';
+import { MAX_TIMEOUT_MS, registerRoutes } from './routes.ts';
 
 const DEFAULTS = {
   role: 'service_readonly',
@@ -67,7 +67,7 @@ export const manifest: PluginManifest = {
     const role = env.SERVICE_DATABASE_READONLY_USER || DEFAULTS.role;
     const password = env.SERVICE_DATABASE_READONLY_PASSWORD || undefined;
     const views = viewNames(readViewsSql(host.config.generatedDir));
-    const serverTimeoutMs = Math.min(setting('SERVICE_STATEMENT_TIMEOUT', DEFAULTS.statementTimeoutMs), 2_147_483_647);
+    const serverTimeoutMs = Math.min(setting('SERVICE_STATEMENT_TIMEOUT', DEFAULTS.statementTimeoutMs), MAX_TIMEOUT_MS);
     host.addDatabaseMigrations('query', JOB_MIGRATIONS);
 
     const engine = new QueryEngine({

@@ -18,7 +18,8 @@ import { CONTROL_SCHEMA, schemaOf } from '../../runtime/storage/migrations.ts';
 /** Role names end up quoted in SQL and in literals; the pattern keeps them from closing either. */
 export const ROLE_NAME = '^[a-z_][a-z0-9_]{0,62}$';
 
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+/** A text as an SQL string literal (standard_conforming_strings, as PostgreSQL and PGlite have it). */
+export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 export async function ensureRole(q: Knex | Knex.Transaction, role: string, password: string | undefined): Promise<void> {
   if (!new RegExp(ROLE_NAME).test(role)) throw new Error(`invalid role name: ${role}`);
