@@ -7,13 +7,15 @@
  */
 import { spawn } from 'node:child_process';
 
-export interface ProcessRun { id: number; command: string; argv: string[]; input?: string }
+/** `nice`: the client runs at the lowest priority, standing in for a client on another machine. */
+export interface ProcessRun { id: number; command: string; argv: string[]; input?: string; nice?: boolean }
 export interface ProcessRunResult { id: number; seconds?: number; bytes?: number; error?: string }
 
-function run({ id, command, argv, input }: ProcessRun): Promise<ProcessRunResult> {
+function run({ id, command, argv, input, nice }: ProcessRun): Promise<ProcessRunResult> {
   return new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn('bash', ['-c', 'set -o pipefail; "$@" | wc -c', 'bash', command, ...argv], {
+    const script = ['-c', 'set -o pipefail; "$@" | wc -c', 'bash', command, ...argv];
+    const child = spawn(nice ? 'nice' : 'bash', nice ? ['-n', '19', 'bash', ...script] : script, {
       stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     let counted = '';

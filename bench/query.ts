@@ -18,7 +18,12 @@
  * load shares the CPU with the export's own database backend, so even psql's
  * COPY, which the service takes no part in, raises that p99 several times).
  *
- *   npx tsx bench/query.ts [--rows 1000000] [--rounds 2] [--duration 10] [--rate 200] [--exports-only]
+ * --formats limits the exports measured under GETs (psql's COPY is always
+ * measured); --nice-client runs curl and psql at nice 19, standing in for
+ * clients on another machine (on this two-core box they otherwise take CPU
+ * the GETs need).
+ *
+ *   npx tsx bench/query.ts [--rows 1000000] [--rounds 2] [--duration 10] [--rate 200] [--exports-only] [--formats CSV,JSON,XML] [--nice-client]
  */
 import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -43,6 +48,8 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '8' },
     rate: { type: 'string', default: '200' },
     'exports-only': { type: 'boolean', default: false },
+    formats: { type: 'string', default: 'CSV,JSON,XML' },
+    'nice-client': { type: 'boolean', default: false },
   },
 });
 const ROWS = Number(args.rows);
@@ -50,6 +57,7 @@ const ROUNDS = Number(args.rounds);
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const RATE = Number(args.rate);
+const FORMATS = ['psql', ...args.formats.split(',').filter((f) => ['CSV', 'JSON', 'XML'].includes(f))];
 const ADMIN = { user: 'admin', password: 'bench-secret-1' };
 const DB = 'bench';
 const ROLE = 'service_readonly';
@@ -96,7 +104,7 @@ async function timedProcess(command: string, argv: string[], input?: string): Pr
   const id = ++runs;
   const r = await new Promise<ProcessRunResult>((resolve) => {
     running.set(id, resolve);
-    exporter.send({ id, command, argv, input } satisfies ProcessRun);
+    exporter.send({ id, command, argv, input, nice: args['nice-client'] } satisfies ProcessRun);
   });
   if (r.error !== undefined) throw new Error(r.error);
   return { seconds: r.seconds!, bytes: r.bytes! };
@@ -213,7 +221,7 @@ async function main() {
       const busy: Record<string, LoadResult> = {};
       const busyLoop: Record<string, number> = {};
       // psql's COPY too: what the same export costs a GET when the service does nothing for it.
-      for (const format of ['psql', 'CSV', 'JSON', 'XML']) {
+      for (const format of FORMATS) {
         let exporting = true;
         const once = () => (format === 'psql' ? psqlCopy(dbUrl.toString(), tenant) : serviceExport(url, format));
         const took: number[] = [];
@@ -253,10 +261,10 @@ async function main() {
         console.log(`${name.padEnd(18)} ${(r.ok / r.seconds).toFixed(0).padStart(6)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(8)} ${ratio === undefined ? '        -' : ratio.toFixed(2).padStart(11)} ${ratio === undefined || !target ? '      -' : '    ≤ 2'} ${loop.toFixed(1).padStart(12)}  ${verdict}`);
       };
       line('at rest', m.rest, m.restLoop);
-      for (const format of ['psql', 'CSV', 'JSON', 'XML']) line(format === 'psql' ? 'psql COPY' : `${format} export`, m.busy[format], m.busyLoop[format], m.busy[format].p99 / Math.max(m.rest.p99, 1));
+      for (const format of FORMATS) line(format === 'psql' ? 'psql COPY' : `${format} export`, m.busy[format], m.busyLoop[format], m.busy[format].p99 / Math.max(m.rest.p99, 1));
       if (!target) return;
       console.log('slowest GETs (seconds into the run: ms)');
-      for (const [name, r] of [['at rest', m.rest], ...['psql', 'CSV', 'JSON', 'XML'].map((f) => [f, m.busy[f]] as const)] as const) {
+      for (const [name, r] of [['at rest', m.rest], ...FORMATS.map((f) => [f, m.busy[f]] as const)] as const) {
         console.log(`  ${name.padEnd(8)} ${(r.worst ?? []).map(([at, ms]) => `${at}: ${ms}`).join(', ')}  (loop max: service ${r.serviceLoopMaxMs?.toFixed(0)} ms, load generator ${r.loopMaxMs?.toFixed(0)} ms)${r.exportSeconds ? `; the export took ${r.exportSeconds.toFixed(1)} s meanwhile` : ''}`);
         for (const e of r.errorSamples ?? []) console.log(`           failed: ${e}`);
       }
@@ -266,7 +274,7 @@ async function main() {
 
     const file = fileURLToPath(new URL('../.tmp/bench-query.json', import.meta.url));
     mkdirSync(fileURLToPath(new URL('../.tmp/', import.meta.url)), { recursive: true });
-    writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), commit: commit(), rows: ROWS, exports: rows, rest: { rate: RATE, fixedRate, saturated } }, null, 2)}\n`);
+    writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), commit: commit(), rows: ROWS, niceClient: args['nice-client'], exports: rows, rest: { rate: RATE, fixedRate, saturated } }, null, 2)}\n`);
     console.log(`\nwritten to ${file}`);
   } finally {
     await service?.close();
