@@ -59,8 +59,11 @@ const ALLOWED_NODES = new Set([
  * purpose: anything that reads or sets configuration (current_setting,
  * set_config), sleeps, locks, touches files, large objects, sequences, other
  * databases or other sessions, and the functions that build huge values from
- * tiny input (repeat, lpad, rpad, generate_series), which a timeout does not
- * stop from exhausting memory first.
+ * tiny input in one call (repeat, lpad, rpad, generate_series). That ban only
+ * makes it harder: a recursive query that doubles a string gets there too.
+ * What bounds memory is the database: PostgreSQL refuses a value over 1 GB,
+ * and the embedded database, whose memory never shrinks, is reopened once
+ * such a statement is over (runtime/storage/pglite-host.ts).
  */
 const ALLOWED_FUNCTIONS = new Set([
   // strings

@@ -11,6 +11,14 @@
  * statements waiting behind it run on the new thread. A thread that dies on
  * its own is replaced the same way; the connections then close (57P02), as
  * PostgreSQL closes every connection when a backend crashes.
+ *
+ * PGlite's WebAssembly memory grows with the largest value, sort or hash a
+ * statement needed and never shrinks: one query of the query interface that
+ * built a gigabyte string (and failed with "out of memory") would keep the
+ * service's memory there for good. A thread whose memory has grown past
+ * `recycleBytes` is therefore closed cleanly and replaced as soon as no
+ * statement runs and no connection is inside a transaction; statements sent
+ * meanwhile wait for the new thread, and nobody loses anything.
  */
 import { Worker } from 'node:worker_threads';
 import { PgliteSocket, type ProtocolCarrier } from './pglite-socket.ts';
@@ -28,7 +36,12 @@ export interface PgliteHostOptions {
   /** Files to start an empty folder from instead of running initdb (memory://). */
   template?: DatabaseTemplate | null;
   log: StorageLog;
+  /** Reopen the database in a new thread, when idle, once its memory has grown past this (default RECYCLE_BYTES). */
+  recycleBytes?: number;
 }
+
+/** A fresh database uses some 150 MB; a statement that took several times that has left it behind. */
+export const RECYCLE_BYTES = 768 * 2 ** 20;
 
 interface Exchange {
   id: number;
@@ -46,11 +59,13 @@ interface Thread {
   /** Terminated on purpose (interrupt, close): its exit is not a crash. */
   stopping: boolean;
   failure?: string;
+  /** Its memory grew past recycleBytes: replace it when idle. */
+  oversized?: number;
 }
 
 type WorkerMessage =
   | { type: 'ready' }
-  | { type: 'data' | 'done'; id: number; buffer: ArrayBuffer | null; length: number; inTransaction?: boolean }
+  | { type: 'data' | 'done'; id: number; buffer: ArrayBuffer | null; length: number; inTransaction?: boolean; memoryBytes?: number }
   | { type: 'crashed'; message: string }
   | { type: 'closed' };
 
@@ -205,12 +220,20 @@ export class PgliteHost implements ProtocolCarrier {
     return thread;
   }
 
+  /** Times a thread was replaced because its memory had grown, and its memory after the last batch (diagnostics). */
+  recycled = 0;
+  lastMemoryBytes = 0;
+
   private pump(): void {
     if (this.running || this.closing) return;
     const thread = this.thread;
     if (!thread) {
       // After a failed start, the next statement tries again.
       if (this.queue.length && !this.starting) this.start().catch(() => undefined);
+      return;
+    }
+    if (thread.oversized !== undefined && this.idle()) {
+      this.recycle(thread);
       return;
     }
     let exchange = this.queue.shift();
@@ -236,6 +259,21 @@ export class PgliteHost implements ProtocolCarrier {
     thread.worker.postMessage(message, [exchange.bytes.buffer as ArrayBuffer]);
   }
 
+  /** No connection is inside a transaction, which a new thread would not have. */
+  private idle(): boolean {
+    for (const socket of this.sockets) if (socket.inTransaction) return false;
+    return true;
+  }
+
+  /** Closes an oversized thread cleanly and opens the database in a new one; what is queued runs there. */
+  private recycle(thread: Thread): void {
+    this.recycled++;
+    this.options.log.info({ dataDir: this.options.dataDir, memoryMb: Math.round(thread.oversized! / 2 ** 20) },
+      'the embedded database grew large: reopening it to give the memory back');
+    this.retire(thread);
+    this.start(this.shutDown(thread).then(() => thread.worker.terminate())).catch(() => undefined);
+  }
+
   private received(thread: Thread, message: WorkerMessage): void {
     if (message.type === 'crashed') {
       thread.failure = message.message;
@@ -247,6 +285,8 @@ export class PgliteHost implements ProtocolCarrier {
     if (message.buffer && !exchange.replay) exchange.socket.received(Buffer.from(message.buffer, 0, message.length));
     if (message.type === 'done') {
       this.running = null;
+      this.lastMemoryBytes = message.memoryBytes ?? 0;
+      if (this.lastMemoryBytes > (this.options.recycleBytes ?? RECYCLE_BYTES)) thread.oversized = this.lastMemoryBytes;
       if (!exchange.replay) exchange.socket.completed(message.inTransaction === true);
       this.pump();
       if (!this.running) thread.worker.unref();

@@ -10,7 +10,8 @@
  *
  * Messages from the main thread (runtime/storage/pglite-host.ts):
  *   {type: 'exec', id, bytes, reset, discard}: frontend protocol messages;
- *     answered by 'data' chunks (large results stream) and one 'done'.
+ *     answered by 'data' chunks (large results stream) and one 'done'
+ *     (whether a transaction is open, the size of the database's memory).
  *   {type: 'close'}: shut the database down cleanly, answered by 'closed'.
  * workerData.mode 'template' instead creates a database in workerData.dataDir,
  * shuts it down and posts its files (one SharedArrayBuffer) so that later
@@ -104,6 +105,15 @@ class Answer {
   }
 }
 
+/**
+ * The size of the database's WebAssembly memory. It grows with the largest
+ * value or sort a statement needed and never shrinks; the main thread reopens
+ * the database in a new thread when it is too large (pglite-host.ts).
+ */
+function memoryBytes(pg) {
+  return pg.mod?.HEAPU8?.byteLength ?? 0;
+}
+
 async function serve() {
   if (template && !existsSync(join(dataDir, 'PG_VERSION'))) restore(dataDir, template);
   const pg = new PGlite(dataDir, pgliteOptions());
@@ -132,7 +142,7 @@ async function serve() {
       if (message.reset) await resetSession();
       const answer = new Answer(message.id, message.discard);
       await pg.execProtocolRawStream(message.bytes, { onRawData: answer.write });
-      answer.post('done', { inTransaction: pg.isInTransaction() });
+      answer.post('done', { inTransaction: pg.isInTransaction(), memoryBytes: memoryBytes(pg) });
     } else if (message.type === 'close') {
       await pg.close();
       parentPort.postMessage({ type: 'closed' });

@@ -14,7 +14,7 @@ import { expect } from 'chai';
 import copyStreams from 'pg-copy-streams';
 import type { Worker } from 'node:worker_threads';
 import { EMBEDDED_HOST, openStorage, type Storage, type StorageLog } from '../../runtime/storage/connection.ts';
-import type { PgliteHost } from '../../runtime/storage/pglite-host.ts';
+import { RECYCLE_BYTES, type PgliteHost } from '../../runtime/storage/pglite-host.ts';
 import { emptyDatabaseTemplate, pgliteArtifacts } from '../../runtime/storage/pglite-files.ts';
 
 /** Runs for minutes in PGlite (about 2.5 million rows a second on this machine). */
@@ -219,6 +219,31 @@ describe('embedded database in a thread of its own', function () {
     expect(await ids(storage)).to.deep.equal([1, 2]);
     expect(hostOf(storage).currentThread()).to.not.equal(thread);
     expect(log.lines.some((l) => l.level === 'error' && /stopped unexpectedly/.test(l.msg))).to.equal(true);
+  });
+
+  it('gives back the memory a statement grew it to, by reopening the database once no transaction is open', async () => {
+    const host = hostOf(storage);
+    const connection = await storage.knex.client.acquireConnection();
+    try {
+      const thread = host.currentThread();
+      await connection.query('begin');
+      await connection.query('insert into t (id) values (1)');
+      // A value of 700 MB: PGlite's memory grows past RECYCLE_BYTES and would stay there.
+      expect((await connection.query(`select length(repeat('x', 700000000)) as n`)).rows[0].n).to.equal(700_000_000);
+      expect(host.lastMemoryBytes).to.be.above(RECYCLE_BYTES);
+      // Not inside the transaction, which a new thread would not have.
+      await connection.query('insert into t (id) values (2)');
+      expect(host.currentThread()).to.equal(thread);
+      expect(host.recycled).to.equal(0);
+      await connection.query('commit');
+      expect((await connection.query('select id from t order by id')).rows.map((r: { id: number }) => r.id)).to.deep.equal([1, 2]);
+      expect(host.recycled).to.equal(1);
+      expect(host.currentThread()).to.not.equal(thread);
+      expect(host.lastMemoryBytes).to.be.below(RECYCLE_BYTES / 2);
+      expect(log.lines.some((l) => l.level === 'info' && /grew large/.test(l.msg))).to.equal(true);
+    } finally {
+      await storage.knex.client.releaseConnection(connection);
+    }
   });
 
   it('streams COPY TO STDOUT and takes COPY FROM STDIN (pg-copy-streams)', async () => {

@@ -6,6 +6,8 @@ import { QueryFailure, type QueryEngine } from '../../../plugins/query/runner.ts
 import { withoutLocations, type CheckedStatement } from '../../../plugins/query/sandbox.ts';
 import { schemaOf } from '../../../runtime/storage/migrations.ts';
 import { applyViews, readViewsSql } from '../../../runtime/storage/views.ts';
+import { EMBEDDED_HOST } from '../../../runtime/storage/connection.ts';
+import { RECYCLE_BYTES, type PgliteHost } from '../../../runtime/storage/pglite-host.ts';
 import { finished, queryFixture, refused, rows, type QueryFixture } from './fixtures.ts';
 
 /** What a statement could have changed: the tables' contents and the read-only role's rights. */
@@ -129,6 +131,18 @@ describe('Query interface: the sandbox', () => {
     expect(r.status).to.equal(200);
     const job = await finished(t, f.db, (await r.json()).id, f.admin);
     expect(job.status).to.equal('FAILED');
+  });
+
+  it('bounds the memory of a statement that builds a huge value from nothing: 400, and the service goes on', async function () {
+    this.timeout(180_000);
+    // repeat and lpad are refused; a recursive query that doubles a string is not, and stops only where the database does.
+    const sql = `with recursive r(s) as (select 'x'::text union all select s || s from r where length(s) < 700000000) select max(length(s)) as m from r`;
+    const message = await refused(t, f.db, sql, { auth: f.admin, params: { statementTimeout: '120000' } });
+    expect(message).to.match(/out of memory|memory alloc/);
+    expect(await rows(t, f.db, 'select label from scheme_view', { auth: f.admin })).to.deep.equal([{ label: 'Orders' }]);
+    const host = (t.service.storage as unknown as Record<symbol, PgliteHost | undefined>)[EMBEDDED_HOST];
+    // Embedded: PGlite's memory grew to the limit of WebAssembly and does not shrink; the database was reopened to give it back.
+    if (host) expect(host.lastMemoryBytes).to.be.below(RECYCLE_BYTES);
   });
 
   it('says why a statement was refused', async () => {
