@@ -12,6 +12,8 @@
  * to it with SET LOCAL ROLE); with SERVICE_DATABASE_READONLY_PASSWORD it can,
  * for tools of the operator's own.
  */
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
+import { saslprep } from '@mongodb-js/saslprep';
 import type { Knex } from 'knex';
 import { CONTROL_SCHEMA, schemaOf } from '../../runtime/storage/migrations.ts';
 
@@ -20,6 +22,28 @@ export const ROLE_NAME = '^[a-z_][a-z0-9_]{0,62}$';
 
 /** A text as an SQL string literal (standard_conforming_strings, as PostgreSQL and PGlite have it). */
 export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/**
+ * The password as PostgreSQL keeps it (pg_authid.rolpassword): a SCRAM-SHA-256
+ * verifier, `SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`
+ * (RFC 5803), computed here so that the password itself never travels to the
+ * server, where log_statement or an error's context could write it down.
+ * The password is prepared with SASLprep, as the server and libpq do, and
+ * used as it is when SASLprep refuses it, as they do too.
+ */
+export function scramVerifier(password: string, salt: Buffer = randomBytes(16), iterations = 4096): string {
+  let prepared = password;
+  try {
+    prepared = saslprep(password);
+  } catch {
+    // Prohibited characters: the server hashes the bytes as they are.
+  }
+  const salted = pbkdf2Sync(prepared, salt, iterations, 32, 'sha256');
+  const clientKey = createHmac('sha256', salted).update('Client Key').digest();
+  const storedKey = createHash('sha256').update(clientKey).digest();
+  const serverKey = createHmac('sha256', salted).update('Server Key').digest();
+  return `SCRAM-SHA-256$${iterations}:${salt.toString('base64')}$${storedKey.toString('base64')}:${serverKey.toString('base64')}`;
+}
 
 export async function ensureRole(q: Knex | Knex.Transaction, role: string, password: string | undefined): Promise<void> {
   if (!new RegExp(ROLE_NAME).test(role)) throw new Error(`invalid role name: ${role}`);
@@ -36,10 +60,10 @@ export async function ensureRole(q: Knex | Knex.Transaction, role: string, passw
         end if;
       end $body$`);
     if (password) {
-      // The password travels as a bound value, never as text of a statement. The ALTER ROLE built from it
+      // Only its verifier travels, as a bound value, never as text of a statement. The ALTER ROLE built from it
       // would stand in the CONTEXT of its error (server log, error fields): a failure is raised again with
       // its code and message only.
-      await trx.raw(`select set_config('service.readonly_password', ?, true)`, [password]);
+      await trx.raw(`select set_config('service.readonly_password', ?, true)`, [scramVerifier(password)]);
       await trx.raw(`do $body$ begin
           execute format('alter role %I login password %L', ${literal(role)}, current_setting('service.readonly_password'));
         exception when others then
