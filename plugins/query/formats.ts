@@ -7,7 +7,9 @@
  *   `csvLine` writes exactly the same bytes where rows are fetched instead
  *   (embedded database): a field is quoted when it holds a comma, a quote, a
  *   line break, or is the empty string (so that it differs from null, which is
- *   written as nothing). Lines end with LF, as COPY writes them.
+ *   written as nothing). Records end with CRLF, as RFC 4180 has them; COPY
+ *   ends them with LF, which `CsvRecordEnds` turns into CRLF on the way. A
+ *   line break inside a quoted value is the value's own and stays as it is.
  * - JSON: an array of row objects, one per line. PostgreSQL renders each row
  *   (row_to_json), so numbers of every kind keep every digit PostgreSQL has
  *   (bigint and numeric included: JSON numbers have no precision limit; a
@@ -51,7 +53,64 @@ function csvField(value: string | null): string {
 }
 
 export function csvLine(values: (string | null)[]): string {
-  return `${values.map(csvField).join(',')}\n`;
+  return `${values.map(csvField).join(',')}\r\n`;
+}
+
+const QUOTE = 0x22;
+const LF = 0x0a;
+
+/**
+ * Turns the LF that ends each record of COPY's CSV into CRLF, a part at a
+ * time. An LF inside a quoted value is data and stays. Whether a part starts
+ * inside quotes is carried over from the part before; a doubled quote ("")
+ * leaves and enters the quotes again, which comes to the same.
+ */
+export class CsvRecordEnds {
+  private quoted = false;
+
+  convert(part: Buffer): Buffer {
+    const ends: number[] = [];
+    let at = 0;
+    let nextQuote = -1;
+    let nextLine = -1;
+    while (at < part.length) {
+      if (nextQuote < at && nextQuote !== Infinity) {
+        nextQuote = part.indexOf(QUOTE, at);
+        if (nextQuote < 0) nextQuote = Infinity;
+      }
+      if (this.quoted) {
+        if (nextQuote === Infinity) break;
+        this.quoted = false;
+        at = nextQuote + 1;
+        continue;
+      }
+      if (nextLine < at && nextLine !== Infinity) {
+        nextLine = part.indexOf(LF, at);
+        if (nextLine < 0) nextLine = Infinity;
+      }
+      if (nextQuote < nextLine) {
+        this.quoted = true;
+        at = nextQuote + 1;
+      } else if (nextLine !== Infinity) {
+        ends.push(nextLine);
+        at = nextLine + 1;
+      } else {
+        break;
+      }
+    }
+    if (!ends.length) return part;
+    const out = Buffer.allocUnsafe(part.length + ends.length);
+    let from = 0;
+    let to = 0;
+    for (const end of ends) {
+      to += part.copy(out, to, from, end);
+      out[to++] = 0x0d;
+      out[to++] = LF;
+      from = end + 1;
+    }
+    part.copy(out, to, from);
+    return out;
+  }
 }
 
 /** Names a JSON row object can hold: a repeated column name gets `_2`, `_3` …, since a reader keeps only one of equal keys. */
@@ -230,7 +289,7 @@ export class RowWriter {
 
   csvRows(rows: (string | null)[][], width: number): string {
     let out = '';
-    for (const row of rows) out += width ? csvLine(row) : '\n';
+    for (const row of rows) out += width ? csvLine(row) : '\r\n';
     return out;
   }
 

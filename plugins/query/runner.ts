@@ -45,7 +45,7 @@ import { schemaOf } from '../../runtime/storage/migrations.ts';
 import type { Language } from '../../runtime/messages.ts';
 import { CompositionRefused, composeChecked, describeSql, resultSql, type Column } from './compose.ts';
 import type { CheckedStatement } from './sandbox.ts';
-import { CopyRows, RowWriter, type Format } from './formats.ts';
+import { CopyRows, CsvRecordEnds, RowWriter, type Format } from './formats.ts';
 import type { InteractiveGate } from '../../runtime/interactive.ts';
 import { ResultStream } from './result-stream.ts';
 
@@ -240,9 +240,10 @@ export class QueryEngine {
       let ok = false;
       try {
         if (spec.format === 'CSV') {
+          const records = new CsvRecordEnds();
           for await (const chunk of copy) {
             await gate?.pause();
-            yield chunk as Buffer;
+            yield records.convert(chunk as Buffer);
           }
           rows = copy.rowCount;
         } else {

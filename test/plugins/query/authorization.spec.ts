@@ -54,7 +54,7 @@ describe('Query interface: who may use it', () => {
 
   it('lets administrators of the tenant query, and only system administrators change the settings', async () => {
     const r = await runQuery(t, f.db, 'select label from scheme_view', { auth: f.admin, format: 'CSV' });
-    expect(await r.text()).to.equal('label\nOrders\n');
+    expect(await r.text()).to.equal('label\r\nOrders\r\n');
     expect((await t.request(`/api/${f.db}/queries/settings`, { method: 'PUT', json: { statementTimeout: 1 }, auth: f.admin })).status).to.equal(403);
     expect((await t.request(`/api/${f.db}/queries/settings`, { method: 'PUT', json: { statementTimeout: null } })).status).to.equal(200);
   });

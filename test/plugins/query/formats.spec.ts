@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { create } from 'xmlbuilder2';
 import { startService, type TestService } from '../../helpers/service.ts';
 import { queryEngineOf } from '../../../plugins/query/index.ts';
-import { xmlName, csvLine, uniqueNames, copyRows, validXml, validXmlBytes } from '../../../plugins/query/formats.ts';
+import { xmlName, csvLine, CsvRecordEnds, uniqueNames, copyRows, validXml, validXmlBytes } from '../../../plugins/query/formats.ts';
 import { checkStatement } from '../../../plugins/query/sandbox.ts';
 import { queryFixture, runQuery, type QueryFixture } from './fixtures.ts';
 
@@ -37,22 +37,22 @@ describe('Query interface: result formats', () => {
       expect(r.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
       expect(r.headers.get('content-disposition')).to.equal('attachment; filename="Query.csv"');
       expect(text).to.equal(
-        'n,plain,yes,no,ts,tstz,empty,nothing,comma,quote,newline,big,num,flt,day,doc,backslash,markup\n'
+        'n,plain,yes,no,ts,tstz,empty,nothing,comma,quote,newline,big,num,flt,day,doc,backslash,markup\r\n'
         + '1,plain,true,false,2024-01-02T03:04:05.600,2024-01-02T01:04:05.678,"",,"a,b","say ""hi""","two\nlines",'
-        + '12345678901234567,1.10,0.1,2024-02-29,"{""a"": [1, 2]}",back\\slash,x < y & z\n',
+        + '12345678901234567,1.10,0.1,2024-02-29,"{""a"": [1, 2]}",back\\slash,x < y & z\r\n',
       );
     });
 
     it('is the format when none is asked for, and the format name may be written in any case', async () => {
       const { r, text } = await download(`select label from scheme_view where label = 'Orders'`);
       expect(r.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
-      expect(text).to.equal('label\nOrders\n');
+      expect(text).to.equal('label\r\nOrders\r\n');
       expect((await download(`select 1 as one`, 'json')).text).to.equal('[\n{"one":1}\n]\n');
     });
 
     it('writes the header alone for an empty result, and repeated column names as they are', async () => {
-      expect((await download(`select label from scheme_view where false`, 'CSV')).text).to.equal('label\n');
-      expect((await download(`select 1 as a, 2 as a, 3`, 'CSV')).text).to.equal('a,a,?column?\n1,2,3\n');
+      expect((await download(`select label from scheme_view where false`, 'CSV')).text).to.equal('label\r\n');
+      expect((await download(`select 1 as a, 2 as a, 3`, 'CSV')).text).to.equal('a,a,?column?\r\n1,2,3\r\n');
     });
 
     it('writes the same bytes whether rows stream out of COPY or are fetched from a cursor', async function () {
@@ -139,7 +139,7 @@ describe('Query interface: result formats', () => {
   describe('streaming', () => {
     it('streams results of many rows in every format', async () => {
       const n = 20_000;
-      const csv = (await download(rowsOf(n), 'CSV')).text.split('\n');
+      const csv = (await download(rowsOf(n), 'CSV')).text.split('\r\n');
       expect(csv.length).to.equal(n + 2);
       expect(csv[n]).to.equal(`${n},row ${n}`);
       const json = JSON.parse((await download(rowsOf(n), 'JSON')).text);
@@ -189,7 +189,30 @@ describe('Query interface: result formats', () => {
 
   describe('pieces', () => {
     it('quotes CSV fields exactly as COPY does', () => {
-      expect(csvLine(['a', '', null, 'x,y', 'q"q', 'l\nl', 'c\rc', '\\.', ' s '])).to.equal('a,"",,"x,y","q""q","l\nl","c\rc","\\.", s \n');
+      expect(csvLine(['a', '', null, 'x,y', 'q"q', 'l\nl', 'c\rc', '\\.', ' s '])).to.equal('a,"",,"x,y","q""q","l\nl","c\rc","\\.", s \r\n');
+    });
+
+    it('ends COPY\'s records with CRLF, however its output is cut into parts, and leaves line breaks inside values', () => {
+      const values = ['a', '', null, 'x,y', 'q"q', '""', '"', 'l\nl', '\n', 'c\r\nc', 'ünï', '\\.', 'end"\n'];
+      let seed = 7;
+      const random = (n: number) => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return seed % n;
+      };
+      const rows = Array.from({ length: 300 }, () => Array.from({ length: 1 + random(4) }, () => values[random(values.length)]));
+      const expected = Buffer.from(rows.map(csvLine).join(''));
+      // COPY's bytes: the same records, ending with LF only.
+      const copied = Buffer.from(rows.map((row) => `${csvLine(row).slice(0, -2)}\n`).join(''));
+      for (let round = 0; round < 50; round++) {
+        const records = new CsvRecordEnds();
+        const parts: Buffer[] = [];
+        for (let at = 0; at < copied.length;) {
+          const size = round === 0 ? 1 : 1 + random(round * 8);
+          parts.push(records.convert(copied.subarray(at, at + size)));
+          at += size;
+        }
+        expect(Buffer.concat(parts).equals(expected), `round ${round}`).to.equal(true);
+      }
     });
 
     it('undoes COPY\'s escapes and replaces what XML cannot carry', () => {

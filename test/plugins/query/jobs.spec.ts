@@ -57,7 +57,7 @@ describe('Query interface: jobs', () => {
     await finished(t, f.db, id);
     const download = await get(`${id}/download`);
     expect(download.headers.get('content-disposition')).to.equal('attachment; filename="Query.csv"');
-    expect(download.text).to.equal('label\nOrders\nSecret\n');
+    expect(download.text).to.equal('label\r\nOrders\r\nSecret\r\n');
   });
 
   it('reports a failed job with FAILED and an ERROR message, keeps the cause in its log, and has no result (409)', async () => {
@@ -175,7 +175,7 @@ describe('Query interface: jobs', () => {
         const id = await startJob(t, f.db, 'select label from scheme_view order by label', 'format=CSV');
         expect((await finished(second, f.db, id)).status).to.equal('COMPLETED');
         const r = await second.request(`/api/${f.db}/jobs/${id}/download`);
-        expect(await r.text()).to.equal('label\nOrders\nSecret\n');
+        expect(await r.text()).to.equal('label\r\nOrders\r\nSecret\r\n');
         // A job running on the other instance is reported running, not stale.
         const slow = await startJob(second, f.db, slowStatement(), 'format=CSV&statementTimeout=2000');
         await new Promise((r) => setTimeout(r, 1000));

@@ -216,7 +216,7 @@ describe('Query interface: the sandbox', () => {
       const csv = await forged(`select current_user as role, current_setting('transaction_read_only') as read_only,
         current_setting('search_path') as path, current_setting('service.tenants') as tenants, current_setting('transaction_isolation') as isolation`);
       const path = `"""${schemaOf(f.db)}"""`;
-      expect(csv).to.equal(`role,read_only,path,tenants,isolation\nservice_readonly,on,${path},${f.defaultTenant},repeatable read\n`);
+      expect(csv).to.equal(`role,read_only,path,tenants,isolation\r\nservice_readonly,on,${path},${f.defaultTenant},repeatable read\r\n`);
       expect(await snapshot(t, f.db)).to.deep.equal(before_);
     });
 

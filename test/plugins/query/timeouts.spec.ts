@@ -39,7 +39,7 @@ describe('Query interface: statement timeouts', () => {
     expect(body.message).to.match(/^The statement was cancelled because it ran longer than the statement timeout of 700 ms \(.*statement timeout.*\)\.$/);
     expect(Date.now() - started).to.be.below(15_000);
     // The service and its pooled connection are fine afterwards.
-    expect((await runQuery(t, f.db, 'select label from scheme_view', { auth: f.admin, format: 'CSV' }).then((x) => x.text()))).to.equal('label\nOrders\n');
+    expect((await runQuery(t, f.db, 'select label from scheme_view', { auth: f.admin, format: 'CSV' }).then((x) => x.text()))).to.equal('label\r\nOrders\r\n');
     const state = await queryEngineOf(t.service.storage)!.inspect();
     expect(state).to.include({ statementTimeout: '0', tenants: '', readOnly: 'off', advisoryLocks: 0 });
     expect(state.currentUser).to.equal(state.sessionUser);
@@ -57,7 +57,7 @@ describe('Query interface: statement timeouts', () => {
     const started = Date.now();
     const r = await runQuery(t, f.db, slow, { params: { statementTimeout: '0' }, format: 'CSV' });
     expect(r.status, await r.clone().text()).to.equal(200);
-    expect(await r.text()).to.equal('c\n3000000\n');
+    expect(await r.text()).to.equal('c\r\n3000000\r\n');
     expect(Date.now() - started).to.be.above(700);
   });
 
