@@ -2,20 +2,38 @@
  * Requests someone is waiting for go first. Bulk work of this instance
  * (query exports and jobs, which can keep a core busy for minutes) asks
  * `pause()` before each part it hands on: while interactive requests are in
- * flight it waits until none is or a short while has passed. The waiting
- * also holds the database back, since an unread COPY blocks its backend,
- * which frees the CPU for the requests' own statements. With no
- * interactive request in flight, bulk work runs at full speed.
+ * flight it waits until none is or a short while has passed. After handing
+ * a part on it calls `throttle(bytes, rate)`: while interactive requests
+ * are being served (one in flight, or one started within RECENT_MS), all
+ * bulk work of the instance together produces at most `rate` bytes a
+ * second. Both hold the database back too, since an unread COPY blocks its
+ * backend, which frees the CPU for the requests' own statements.
+ *
+ * Why both: the pause alone does not lower the CPU bulk work takes, only
+ * moves it. The sockets between the database, the service and the client
+ * buffer megabytes, and after each short pause the export catches up; on a
+ * machine where the database, the service and the clients share two cores,
+ * a GET's p99 still rose 4-6 times. Capping the rate lowers the CPU that
+ * the export, its database backend and its client take per second, and the
+ * GET's p99 stayed within 2 times (bench/query.ts). With no interactive
+ * request, bulk work runs at full speed.
  */
+/** An interactive request started within this many milliseconds keeps bulk work capped. */
+export const RECENT_MS = 100;
+
 export class InteractiveGate {
   private active = 0;
   private waiters: (() => void)[] = [];
+  private lastEntered = -Infinity;
+  /** When the bytes bulk work handed on so far are paid for at the capped rate (performance.now() time). */
+  private paidUntil = 0;
 
-  constructor(private readonly maxPauseMs = 10) {}
+  constructor(private readonly maxPauseMs = 10, private readonly now: () => number = () => performance.now()) {}
 
   /** A request started; call the function returned when it is answered (or turned into bulk work). */
   enter(): () => void {
     this.active++;
+    this.lastEntered = this.now();
     let left = false;
     return () => {
       if (left) return;
@@ -44,6 +62,21 @@ export class InteractiveGate {
       }, this.maxPauseMs);
       this.waiters.push(done);
     });
+  }
+
+  /**
+   * Bulk work handed on `bytes`: while interactive requests are being served,
+   * resolves once they are paid for at `bytesPerSecond` (shared by all bulk
+   * work of the instance); otherwise, or with no rate (0), undefined at once.
+   */
+  throttle(bytes: number, bytesPerSecond: number): Promise<void> | undefined {
+    if (!bytesPerSecond) return undefined;
+    const now = this.now();
+    if (this.active === 0 && now - this.lastEntered > RECENT_MS) return undefined;
+    this.paidUntil = Math.max(this.paidUntil, now) + (bytes / bytesPerSecond) * 1000;
+    const wait = this.paidUntil - now;
+    // Waits shorter than a timer's resolution add up in paidUntil and are taken together.
+    return wait < 2 ? undefined : new Promise((resolve) => setTimeout(resolve, wait));
   }
 
   private release() {

@@ -17,6 +17,10 @@
  * - SERVICE_QUERY_POOL_SIZE: connections of the query pool on PostgreSQL
  *   (default 4). SERVICE_QUERY_JOB_CONCURRENCY: jobs one instance runs at
  *   once (default 2; the embedded database runs one statement at a time).
+ * - SERVICE_QUERY_BULK_RATE: bytes a second that all exports and jobs of an
+ *   instance together produce while it serves interactive requests (one in
+ *   flight or started in the last 100 ms); default 40000000; 0: no cap. With
+ *   no interactive request they run at full speed (runtime/interactive.ts).
  */
 import type { Knex } from 'knex';
 import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
@@ -35,6 +39,7 @@ const DEFAULTS = {
   heartbeatMs: 10_000,
   poolSize: 4,
   concurrency: 2,
+  bulkRate: 40_000_000,
 };
 
 const engines = new WeakMap<Storage, QueryEngine>();
@@ -58,6 +63,7 @@ export const manifest: PluginManifest = {
       SERVICE_JOB_HEARTBEAT: { type: 'string', pattern: '^([5-9][0-9]|[1-9][0-9]{2,6})$' },
       SERVICE_QUERY_POOL_SIZE: { type: 'string', pattern: '^([1-9]|[1-9][0-9])$' },
       SERVICE_QUERY_JOB_CONCURRENCY: { type: 'string', pattern: '^([1-9]|[1-9][0-9])$' },
+      SERVICE_QUERY_BULK_RATE: { type: 'string', pattern: '^(0|[1-9][0-9]{0,11})$' },
     },
   },
   register(host: PluginHost) {
@@ -73,6 +79,7 @@ export const manifest: PluginManifest = {
     const engine = new QueryEngine({
       storage: host.storage, databaseUrl: host.config.databaseUrl, role, log: host.log,
       poolSize: setting('SERVICE_QUERY_POOL_SIZE', DEFAULTS.poolSize), interactive: host.interactive,
+      bulkRate: setting('SERVICE_QUERY_BULK_RATE', DEFAULTS.bulkRate),
     });
     engines.set(host.storage, engine);
     const jobs = new JobManager({

@@ -107,6 +107,8 @@ export interface EngineOptions {
   log: Logger;
   /** Interactive requests of this instance, which the rows of a result wait for (see runtime/interactive.ts). */
   interactive?: InteractiveGate;
+  /** Bytes a second all results of this instance together are produced at while interactive requests are served; 0: no cap. */
+  bulkRate?: number;
 }
 
 export class QueryEngine {
@@ -236,6 +238,7 @@ export class QueryEngine {
     let rows = 0;
     const writer = new RowWriter(spec.format, columns);
     const gate = this.options.interactive;
+    const rate = this.options.bulkRate ?? 0;
     async function* produce(): AsyncGenerator<Buffer> {
       let ok = false;
       try {
@@ -244,6 +247,7 @@ export class QueryEngine {
           for await (const chunk of copy) {
             await gate?.pause();
             yield records.convert(chunk as Buffer);
+            await gate?.throttle((chunk as Buffer).length, rate);
           }
           rows = copy.rowCount;
         } else {
@@ -255,6 +259,7 @@ export class QueryEngine {
             if (!batch.count) continue;
             rows += batch.count;
             yield writer.copiedRows(batch.rows);
+            await gate?.throttle((chunk as Buffer).length, rate);
           }
           lines.end();
           yield Buffer.from(writer.end());
@@ -286,7 +291,9 @@ export class QueryEngine {
         if (!batch.rows.length) break;
         rows += batch.rows.length;
         const values = batch.rows as unknown as (string | null)[][];
-        await out.write(spec.format === 'CSV' ? writer.csvRows(values, columns.length) : writer.fetchedRows(values.map((r) => r[0]!)));
+        const part = spec.format === 'CSV' ? writer.csvRows(values, columns.length) : writer.fetchedRows(values.map((r) => r[0]!));
+        await out.write(part);
+        await this.options.interactive?.throttle(part.length, this.options.bulkRate ?? 0);
       }
       await out.write(writer.end());
       await out.close();

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InteractiveGate } from '../../runtime/interactive.ts';
+import { InteractiveGate, RECENT_MS } from '../../runtime/interactive.ts';
 
 describe('interactive requests first (InteractiveGate)', () => {
   it('lets bulk work go on at once while no request is in flight', () => {
@@ -41,5 +41,61 @@ describe('interactive requests first (InteractiveGate)', () => {
     leave();
     leave();
     expect(gate.inFlight).to.equal(1);
+  });
+});
+
+describe('bulk work capped while interactive requests are served (InteractiveGate.throttle)', () => {
+  /** A gate on a clock the test moves. */
+  const gateAt = () => {
+    const clock = { now: 1_000 };
+    return { gate: new InteractiveGate(10, () => clock.now), clock };
+  };
+  const waitOf = async (waiting: Promise<void> | undefined) => {
+    if (!waiting) return 0;
+    const started = performance.now();
+    await waiting;
+    return performance.now() - started;
+  };
+
+  it('does not cap bulk work when no request was in flight lately, or when there is no rate', () => {
+    const { gate, clock } = gateAt();
+    expect(gate.throttle(10_000_000, 1_000)).to.equal(undefined);
+    gate.enter()();
+    clock.now += RECENT_MS + 1;
+    expect(gate.throttle(10_000_000, 1_000)).to.equal(undefined);
+    gate.enter();
+    expect(gate.throttle(10_000_000, 0)).to.equal(undefined);
+  });
+
+  it('makes bulk work wait for what it handed on, at the rate, while a request is in flight or started lately', async () => {
+    const { gate, clock } = gateAt();
+    const leave = gate.enter();
+    // 50 kB at 1 MB/s: 50 ms.
+    expect(await waitOf(gate.throttle(50_000, 1_000_000))).to.be.within(40, 1_000);
+    leave();
+    clock.now += RECENT_MS / 2;
+    // Answered, but started within RECENT_MS: still capped (the clock stood still: the debt is 100 ms).
+    expect(gate.throttle(50_000, 1_000_000)).to.not.equal(undefined);
+  });
+
+  it('shares the rate among all bulk work of the instance, and adds up parts too small to wait for', () => {
+    const { gate } = gateAt();
+    gate.enter();
+    // 1 kB at 1 MB/s is 1 ms: no timer for that alone.
+    expect(gate.throttle(1_000, 1_000_000)).to.equal(undefined);
+    // A second export's part comes after the first one's: the debt is theirs together.
+    const second = gate.throttle(1_500, 1_000_000);
+    expect(second).to.not.equal(undefined);
+  });
+
+  it('forgets the debt of a busy period once bulk work ran free', () => {
+    const { gate, clock } = gateAt();
+    const leave = gate.enter();
+    gate.throttle(1_000_000, 1_000_000);
+    leave();
+    clock.now += 5_000;
+    gate.enter();
+    // Only this part's 1 ms, not the second left over from before.
+    expect(gate.throttle(1_000, 1_000_000)).to.equal(undefined);
   });
 });

@@ -69,3 +69,52 @@ describe('Query interface: exports give way to interactive requests', function (
     expect(await (await waiting).text()).to.equal('done');
   });
 });
+
+describe('Query interface: exports are capped at SERVICE_QUERY_BULK_RATE while interactive requests are served', function () {
+  this.timeout(120_000);
+  let t: TestService;
+  let f: QueryFixture;
+  let gate: InteractiveGate;
+  let held: Promise<void> = Promise.resolve();
+  const probe: PluginManifest = {
+    name: 'interactive-probe',
+    register(host) {
+      gate = host.interactive;
+      host.router.get('/test/held', async (ctx) => {
+        await held;
+        ctx.body = 'done';
+      });
+    },
+  };
+
+  before(async () => {
+    t = await startService({ SERVICE_QUERY_BULK_RATE: '200000' }, { plugins: [probe] });
+    f = await queryFixture(t);
+  });
+  after(() => t?.close());
+
+  /** About 700 kB of CSV: 3.5 s at 200 kB/s. */
+  const timedExport = async (): Promise<{ seconds: number; bytes: number }> => {
+    const started = performance.now();
+    const r = await runQuery(t, f.db, `with recursive r(n) as (select 1 union all select n + 1 from r where n < 10000)
+      select n, md5(n::text) as a, md5((n + 1)::text) as b from r`, { auth: f.admin, format: 'CSV' });
+    expect(r.status).to.equal(200);
+    const bytes = (await r.arrayBuffer()).byteLength;
+    return { seconds: (performance.now() - started) / 1000, bytes };
+  };
+
+  it('runs at full speed with no other request, and at the rate while one is in flight', async () => {
+    const free = await timedExport();
+    expect(free.bytes).to.be.within(600_000, 800_000);
+    let release!: () => void;
+    held = new Promise((resolve) => { release = resolve; });
+    const waiting = fetch(`${t.url}/test/held`);
+    while (gate.inFlight === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    const capped = await timedExport();
+    release();
+    expect(await (await waiting).text()).to.equal('done');
+    // Less the parts handed on before their wait, the result took its size at the rate, and much longer than free.
+    expect(capped.seconds).to.be.above((capped.bytes - 300_000) / 200_000);
+    expect(capped.seconds).to.be.above(free.seconds * 2);
+  });
+});
