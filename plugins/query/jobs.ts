@@ -228,12 +228,14 @@ export class JobManager {
     }
   }
 
-  private async finish(db: string, id: string, status: 'COMPLETED' | 'FAILED', messages: Entry[], logs: Entry[], rows: number | null, bytes: number | null) {
+  /** Ends a job that is still `from` (another instance may have failed it as stale meanwhile). */
+  private async finish(db: string, id: string, status: 'COMPLETED' | 'FAILED', messages: Entry[], logs: Entry[],
+    rows: number | null, bytes: number | null, from: 'RUNNING' | 'QUEUED' = 'RUNNING') {
     await this.options.knex.raw(
       `update ${this.table(db)} set status = ?, finished_at = now(), expires_at = now() + ? * interval '1 millisecond',
          messages = ?::jsonb, logs = logs || ?::jsonb, row_count = ?, byte_count = ?
-       where id = ? and status = 'RUNNING'`,
-      [status, this.options.retentionMs, JSON.stringify(messages), JSON.stringify(logs), rows, bytes, id],
+       where id = ? and status = ?`,
+      [status, this.options.retentionMs, JSON.stringify(messages), JSON.stringify(logs), rows, bytes, id, from],
     );
   }
 
@@ -331,12 +333,8 @@ export class JobManager {
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
     for (const { id, request } of this.queue.splice(0)) {
-      const message = translate(request.spec.language, 'jobInstanceStopped');
-      await this.options.knex.raw(
-        `update ${this.table(request.db)} set status = 'FAILED', finished_at = now(), expires_at = now() + ? * interval '1 millisecond',
-           messages = ?::jsonb, logs = logs || ?::jsonb where id = ? and status = 'QUEUED'`,
-        [this.options.retentionMs, JSON.stringify([{ level: 'ERROR', message }]), JSON.stringify([{ level: 'ERROR', message }]), id],
-      ).catch(() => undefined);
+      const stopped: Entry[] = [{ level: 'ERROR', message: translate(request.spec.language, 'jobInstanceStopped') }];
+      await this.finish(request.db, id, 'FAILED', stopped, stopped, null, null, 'QUEUED').catch(() => undefined);
       this.active.delete(id);
     }
     for (const entry of this.active.values()) entry.stop.abort();

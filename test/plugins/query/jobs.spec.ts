@@ -190,16 +190,21 @@ describe('Query interface: jobs', () => {
       }
     });
 
-    it('fails the running jobs of an instance that is stopped', async function () {
+    it('fails the running and the queued jobs of an instance that is stopped', async function () {
       if (!onPostgres()) this.skip();
-      const second = await startService({ SERVICE_JOB_HEARTBEAT: '200' });
-      const id = await startJob(second, f.db, slowStatement(1e9), 'format=CSV&statementTimeout=0');
+      const second = await startService({ SERVICE_JOB_HEARTBEAT: '200', SERVICE_QUERY_JOB_CONCURRENCY: '1' });
+      const running = await startJob(second, f.db, slowStatement(1e9), 'format=CSV&statementTimeout=0');
+      const queued = await startJob(second, f.db, 'select label from scheme_view', 'format=CSV');
       await new Promise((r) => setTimeout(r, 300));
+      expect((await (await t.request(`/api/${f.db}/jobs/${queued}/statistics`)).json()).status).to.equal('QUEUED');
       await second.close();
-      const statistics = await finished(t, f.db, id);
-      expect(statistics).to.deep.equal({ status: 'FAILED', messages: [{ level: 'ERROR', message: 'The query failed; the job log holds the cause.' }] });
-      const logs = await (await t.request(`/api/${f.db}/jobs/${id}/logs`)).json();
-      expect(logs.data.at(-1)).to.deep.equal({ level: 'ERROR', message: 'The job failed because the service instance running it stopped.' });
+      for (const id of [running, queued]) {
+        const statistics = await finished(t, f.db, id, undefined, 5_000);
+        expect(statistics.status, id === queued ? 'queued' : 'running').to.equal('FAILED');
+        const logs = await (await t.request(`/api/${f.db}/jobs/${id}/logs`)).json();
+        expect(logs.data.at(-1)).to.deep.equal({ level: 'ERROR', message: 'The job failed because the service instance running it stopped.' });
+      }
+      expect((await finished(t, f.db, running)).messages).to.deep.equal([{ level: 'ERROR', message: 'The query failed; the job log holds the cause.' }]);
     });
 
     it('fails the job of an instance that died, once its heartbeat is stale', async function () {
