@@ -27,7 +27,7 @@
  * then during the exports, and reports the median ratio: on this box the p99
  * of one run is often decided by one clustered stall of the whole machine.
  *
- *   npx tsx bench/query.ts [--rows 1000000] [--rounds 2] [--duration 10] [--rate 200] [--repeat 1] [--exports-only] [--formats CSV,JSON,XML] [--nice-client]
+ *   npx tsx bench/query.ts [--rows 1000000] [--rounds 2] [--duration 10] [--rate 200] [--repeat 1] [--bulk-rate B] [--exports-only] [--formats CSV,JSON,XML] [--nice-client]
  */
 import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -55,6 +55,7 @@ const { values: args } = parseArgs({
     formats: { type: 'string', default: 'CSV,JSON,XML' },
     'nice-client': { type: 'boolean', default: false },
     repeat: { type: 'string', default: '1' },
+    'bulk-rate': { type: 'string' },
   },
 });
 const ROWS = Number(args.rows);
@@ -170,6 +171,7 @@ async function main() {
     const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
     service = await createService(loadConfig({
       PORT: '0', SERVICE_ADMIN_USER: ADMIN.user, SERVICE_ADMIN_PASSWORD: ADMIN.password, SERVICE_DATABASE_URL: dbUrl.toString(),
+      ...(args['bulk-rate'] === undefined ? {} : { SERVICE_QUERY_BULK_RATE: args['bulk-rate'] }),
     }), { plugins: PLUGINS, log });
     const url = `http://127.0.0.1:${await service.listen()}`;
     const created = await fetch(`${url}/api/admin/databases`, { method: 'POST', headers: { authorization: AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ name: DB }) });
