@@ -106,7 +106,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     config, knex, storage, databases, log, directory, router: pluginRouter, api: apiRouter,
     jsonBody: parseJson,
     interactive,
-    bulk: (ctx) => (ctx.state.leaveInteractive as (() => void) | undefined)?.(),
+    bulk: (ctx) => (ctx.state.leaveInteractive as ((bulk: boolean) => void) | undefined)?.(true),
     addRestExtension: (extension) => restExtensions.push(extension),
     setCustomPropertiesCheck: (check) => {
       if (customProperties) throw new Error('a custom-properties check is registered already');

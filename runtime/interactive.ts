@@ -4,7 +4,7 @@
  * `pause()` before each part it hands on: while interactive requests are in
  * flight it waits until none is or a short while has passed. After handing
  * a part on it calls `throttle(bytes, rate)`: while interactive requests
- * are being served (one in flight, or one started within RECENT_MS), all
+ * are being served (one in flight, or one answered within RECENT_MS), all
  * bulk work of the instance together produces at most `rate` bytes a
  * second. Both hold the database back too, since an unread COPY blocks its
  * backend, which frees the CPU for the requests' own statements.
@@ -20,27 +20,32 @@
  * plugin's default, CSV 2.06, JSON 0.86, XML 0.96; psql's own COPY 2.87-4.0).
  * With no interactive request, bulk work runs at full speed.
  */
-/** An interactive request started within this many milliseconds keeps bulk work capped. */
+/** An interactive request answered within this many milliseconds keeps bulk work capped. */
 export const RECENT_MS = 100;
 
 export class InteractiveGate {
   private active = 0;
   private waiters: (() => void)[] = [];
-  private lastEntered = -Infinity;
+  /** When the last interactive request was answered; a request that became bulk work does not count. */
+  private lastAnswered = -Infinity;
   /** When the bytes bulk work handed on so far are paid for at the capped rate (performance.now() time). */
   private paidUntil = 0;
 
   constructor(private readonly maxPauseMs = 10, private readonly now: () => number = () => performance.now()) {}
 
-  /** A request started; call the function returned when it is answered (or turned into bulk work). */
-  enter(): () => void {
+  /**
+   * A request started; call the function returned when it is answered, or
+   * with `bulk` true when it turned into bulk work (an export is not held
+   * back for its own request).
+   */
+  enter(): (bulk?: boolean) => void {
     this.active++;
-    this.lastEntered = this.now();
     let left = false;
-    return () => {
+    return (bulk = false) => {
       if (left) return;
       left = true;
       this.active--;
+      if (!bulk) this.lastAnswered = this.now();
       if (this.active === 0) this.release();
     };
   }
@@ -74,7 +79,7 @@ export class InteractiveGate {
   throttle(bytes: number, bytesPerSecond: number): Promise<void> | undefined {
     if (!bytesPerSecond) return undefined;
     const now = this.now();
-    if (this.active === 0 && now - this.lastEntered > RECENT_MS) return undefined;
+    if (this.active === 0 && now - this.lastAnswered > RECENT_MS) return undefined;
     this.paidUntil = Math.max(this.paidUntil, now) + (bytes / bytesPerSecond) * 1000;
     const wait = this.paidUntil - now;
     // Waits shorter than a timer's resolution add up in paidUntil and are taken together.

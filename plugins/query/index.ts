@@ -19,7 +19,7 @@
  *   once (default 2; the embedded database runs one statement at a time).
  * - SERVICE_QUERY_BULK_RATE: bytes a second that all exports and jobs of an
  *   instance together produce while it serves interactive requests (one in
- *   flight or started in the last 100 ms); default 10000000; 0: no cap. With
+ *   flight or answered in the last 100 ms); default 10000000; 0: no cap. With
  *   no interactive request they run at full speed (runtime/interactive.ts).
  */
 import type { Knex } from 'knex';

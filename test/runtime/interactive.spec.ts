@@ -67,15 +67,25 @@ describe('bulk work capped while interactive requests are served (InteractiveGat
     expect(gate.throttle(10_000_000, 0)).to.equal(undefined);
   });
 
-  it('makes bulk work wait for what it handed on, at the rate, while a request is in flight or started lately', async () => {
+  it('makes bulk work wait for what it handed on, at the rate, while a request is in flight or was answered lately', async () => {
     const { gate, clock } = gateAt();
     const leave = gate.enter();
     // 50 kB at 1 MB/s: 50 ms.
     expect(await waitOf(gate.throttle(50_000, 1_000_000))).to.be.within(40, 1_000);
     leave();
     clock.now += RECENT_MS / 2;
-    // Answered, but started within RECENT_MS: still capped (the clock stood still: the debt is 100 ms).
+    // Answered within RECENT_MS: still capped (the clock stood still: the debt is 100 ms).
     expect(gate.throttle(50_000, 1_000_000)).to.not.equal(undefined);
+    clock.now += RECENT_MS * 2;
+    expect(gate.throttle(50_000, 1_000_000)).to.equal(undefined);
+  });
+
+  it('does not cap an export for its own request, which became bulk work', () => {
+    const { gate } = gateAt();
+    const leave = gate.enter();
+    leave(true);
+    expect(gate.inFlight).to.equal(0);
+    expect(gate.throttle(10_000_000, 1_000)).to.equal(undefined);
   });
 
   it('shares the rate among all bulk work of the instance, and adds up parts too small to wait for', () => {
