@@ -86,6 +86,16 @@ export class InteractiveGate {
     return wait < 2 ? undefined : new Promise((resolve) => setTimeout(resolve, wait));
   }
 
+  /**
+   * What bulk work awaits after handing on a part of `bytes`: `pause()`,
+   * then `throttle()`. Undefined, and nothing to await, when neither holds it.
+   */
+  giveWay(bytes: number, bytesPerSecond: number): Promise<void> | undefined {
+    const paused = this.pause();
+    if (!paused) return this.throttle(bytes, bytesPerSecond);
+    return paused.then(() => this.throttle(bytes, bytesPerSecond));
+  }
+
   private release() {
     const waiting = this.waiters;
     this.waiters = [];

@@ -76,10 +76,10 @@ export const manifest: PluginManifest = {
     const serverTimeoutMs = Math.min(setting('SERVICE_STATEMENT_TIMEOUT', DEFAULTS.statementTimeoutMs), MAX_TIMEOUT_MS);
     host.addDatabaseMigrations('query', JOB_MIGRATIONS);
 
+    const bulkRate = setting('SERVICE_QUERY_BULK_RATE', DEFAULTS.bulkRate);
     const engine = new QueryEngine({
       storage: host.storage, databaseUrl: host.config.databaseUrl, role, log: host.log,
-      poolSize: setting('SERVICE_QUERY_POOL_SIZE', DEFAULTS.poolSize), interactive: host.interactive,
-      bulkRate: setting('SERVICE_QUERY_BULK_RATE', DEFAULTS.bulkRate),
+      poolSize: setting('SERVICE_QUERY_POOL_SIZE', DEFAULTS.poolSize), interactive: host.interactive, bulkRate,
     });
     engines.set(host.storage, engine);
     const jobs = new JobManager({
@@ -87,6 +87,7 @@ export const manifest: PluginManifest = {
       heartbeatMs: setting('SERVICE_JOB_HEARTBEAT', DEFAULTS.heartbeatMs),
       retentionMs: setting('SERVICE_JOB_RETENTION', DEFAULTS.retentionMs),
       concurrency: host.storage.kind === 'pglite' ? 1 : setting('SERVICE_QUERY_JOB_CONCURRENCY', DEFAULTS.concurrency),
+      interactive: host.interactive, bulkRate,
     });
 
     // At start the views of existing databases are granted before onStart runs: the role must exist by then.

@@ -18,6 +18,7 @@ import type { Databases } from '../../runtime/storage/databases.ts';
 import { checkStatement, StatementRefused } from './sandbox.ts';
 import { QueryFailure, type QueryEngine, type QuerySpec } from './runner.ts';
 import type { Format } from './formats.ts';
+import type { InteractiveGate } from '../../runtime/interactive.ts';
 
 export const JOB_MIGRATIONS = [
   `create table $S.query_jobs (
@@ -98,6 +99,9 @@ export interface JobOptions {
   heartbeatMs: number;
   retentionMs: number;
   concurrency: number;
+  /** Downloads of results give way to interactive requests as exports do (runtime/interactive.ts). */
+  interactive?: InteractiveGate;
+  bulkRate?: number;
 }
 
 /**
@@ -313,14 +317,16 @@ export class JobManager {
 
   /** The stored result, a chunk at a time. */
   result(db: string, id: string): Readable {
-    const { knex } = this.options;
+    const { knex, interactive, bulkRate = 0 } = this.options;
     const chunks = this.chunks(db);
     let seq = 0;
     return new Readable({
       async read() {
         try {
           const r = await knex.raw(`select data from ${chunks} where job_id = ? and seq = ?`, [id, seq++]);
-          this.push(r.rows.length ? (r.rows[0].data as Buffer) : null);
+          const data = r.rows.length ? (r.rows[0].data as Buffer) : null;
+          if (data) await interactive?.giveWay(data.length, bulkRate);
+          this.push(data);
         } catch (err) {
           this.destroy(err as Error);
         }

@@ -245,21 +245,20 @@ export class QueryEngine {
         if (spec.format === 'CSV') {
           const records = new CsvRecordEnds();
           for await (const chunk of copy) {
-            await gate?.pause();
             yield records.convert(chunk as Buffer);
-            await gate?.throttle((chunk as Buffer).length, rate);
+            await gate?.giveWay((chunk as Buffer).length, rate);
           }
           rows = copy.rowCount;
         } else {
           const lines = new CopyRows();
           yield Buffer.from(writer.start());
           for await (const chunk of copy) {
-            await gate?.pause();
             const batch = lines.push(chunk as Buffer);
-            if (!batch.count) continue;
-            rows += batch.count;
-            yield writer.copiedRows(batch.rows);
-            await gate?.throttle((chunk as Buffer).length, rate);
+            if (batch.count) {
+              rows += batch.count;
+              yield writer.copiedRows(batch.rows);
+            }
+            await gate?.giveWay((chunk as Buffer).length, rate);
           }
           lines.end();
           yield Buffer.from(writer.end());
@@ -285,7 +284,6 @@ export class QueryEngine {
       await out.write(writer.start());
       await timer.guard(() => conn.query(sql));
       for (;;) {
-        await this.options.interactive?.pause();
         // Arrays, not objects: two columns may share a name.
         const batch = await timer.guard(() => conn.query(`fetch forward ${FETCH_ROWS} from query_result`, [], 'array'));
         if (!batch.rows.length) break;
@@ -293,7 +291,7 @@ export class QueryEngine {
         const values = batch.rows as unknown as (string | null)[][];
         const part = spec.format === 'CSV' ? writer.csvRows(values, columns.length) : writer.fetchedRows(values.map((r) => r[0]!));
         await out.write(part);
-        await this.options.interactive?.throttle(part.length, this.options.bulkRate ?? 0);
+        await this.options.interactive?.giveWay(Buffer.byteLength(part), this.options.bulkRate ?? 0);
       }
       await out.write(writer.end());
       await out.close();

@@ -81,6 +81,9 @@ export class PgliteHost implements ProtocolCarrier {
   private queue: Exchange[] = [];
   private running: Exchange | null = null;
   private readonly sockets = new Set<PgliteSocket>();
+  /** Times a thread was replaced because its memory had grown, and its memory after the last batch (diagnostics). */
+  recycled = 0;
+  lastMemoryBytes = 0;
 
   private constructor(private readonly options: PgliteHostOptions) {}
 
@@ -219,10 +222,6 @@ export class PgliteHost implements ProtocolCarrier {
     });
     return thread;
   }
-
-  /** Times a thread was replaced because its memory had grown, and its memory after the last batch (diagnostics). */
-  recycled = 0;
-  lastMemoryBytes = 0;
 
   private pump(): void {
     if (this.running || this.closing) return;

@@ -109,3 +109,16 @@ describe('bulk work capped while interactive requests are served (InteractiveGat
     expect(gate.throttle(1_000, 1_000_000)).to.equal(undefined);
   });
 });
+
+describe('one call per part of bulk work (InteractiveGate.giveWay)', () => {
+  it('pauses while a request is in flight, then pays for the part at the rate', async () => {
+    const gate = new InteractiveGate(30);
+    expect(gate.giveWay(1_000_000, 1_000)).to.equal(undefined);
+    const leave = gate.enter();
+    const started = performance.now();
+    // 30 ms pause (the request stays in flight), then 50 kB at 1 MB/s: 50 ms.
+    await gate.giveWay(50_000, 1_000_000);
+    expect(performance.now() - started).to.be.within(70, 1_000);
+    leave();
+  });
+});

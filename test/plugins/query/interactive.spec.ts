@@ -1,24 +1,25 @@
 /**
  * Exports give way to interactive requests (runtime/interactive.ts): an
- * export's producer asks the gate before each part it hands on; it waits
- * only while another request is in flight, never for its own.
+ * export's producer asks the gate after each part it hands on; it waits
+ * only while another request is in flight, never for its own, and while
+ * one is, all bulk work of the instance (exports, jobs, job downloads) is
+ * capped at SERVICE_QUERY_BULK_RATE.
  */
 import { expect } from 'chai';
 import type { PluginManifest } from '../../../runtime/plugins.ts';
 import type { InteractiveGate } from '../../../runtime/interactive.ts';
 import { startService, type TestService } from '../../helpers/service.ts';
-import { queryFixture, runQuery, type QueryFixture } from './fixtures.ts';
+import { finished, queryFixture, runQuery, type QueryFixture } from './fixtures.ts';
 
-describe('Query interface: exports give way to interactive requests', function () {
-  this.timeout(120_000);
-  let t: TestService;
-  let f: QueryFixture;
-  let gate: InteractiveGate;
+/**
+ * A plugin that counts the pauses bulk work asks the gate for, and serves
+ * /test/held, a request that stays in flight until released.
+ */
+function probe() {
   const asked = { calls: 0, waits: 0 };
+  let gate!: InteractiveGate;
   let held: Promise<void> = Promise.resolve();
-
-  /** Counts the producer's questions to the gate, and serves a request that stays in flight until released. */
-  const probe: PluginManifest = {
+  const manifest: PluginManifest = {
     name: 'interactive-probe',
     register(host) {
       gate = host.interactive;
@@ -35,86 +36,102 @@ describe('Query interface: exports give way to interactive requests', function (
       });
     },
   };
+  return {
+    manifest,
+    asked,
+    /** Runs `task` while a request of t's is in flight. */
+    async whileHeld<T>(t: TestService, task: () => Promise<T>): Promise<T> {
+      let release!: () => void;
+      held = new Promise((resolve) => { release = resolve; });
+      const waiting = fetch(`${t.url}/test/held`);
+      while (gate.inFlight === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      try {
+        return await task();
+      } finally {
+        release();
+        expect(await (await waiting).text()).to.equal('done');
+      }
+    },
+  };
+}
+
+describe('Query interface: exports give way to interactive requests', function () {
+  this.timeout(120_000);
+  let t: TestService;
+  let f: QueryFixture;
+  const p = probe();
 
   before(async () => {
-    t = await startService({}, { plugins: [probe] });
+    t = await startService({}, { plugins: [p.manifest] });
     f = await queryFixture(t);
   });
   after(() => t?.close());
 
-  const exportAll = () => runQuery(t, f.db, 'select * from scheme_view, classifier_view', { auth: f.admin, format: 'CSV' });
-
-  it('does not hold an export back for its own request', async () => {
-    asked.calls = 0;
-    asked.waits = 0;
-    const r = await exportAll();
+  /** Exports everything; the pauses asked for meanwhile. */
+  const exportAll = async () => {
+    p.asked.calls = 0;
+    p.asked.waits = 0;
+    const r = await runQuery(t, f.db, 'select * from scheme_view, classifier_view', { auth: f.admin, format: 'CSV' });
     expect(r.status).to.equal(200);
     await r.text();
+    return { ...p.asked };
+  };
+
+  it('does not hold an export back for its own request', async () => {
+    const asked = await exportAll();
     expect(asked.calls).to.be.greaterThan(0);
     expect(asked.waits).to.equal(0);
   });
 
   it('holds an export back while another request is in flight, and lets it finish', async () => {
-    let release!: () => void;
-    held = new Promise((resolve) => { release = resolve; });
-    const waiting = fetch(`${t.url}/test/held`);
-    while (gate.inFlight === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    asked.calls = 0;
-    asked.waits = 0;
-    const r = await exportAll();
-    expect(r.status).to.equal(200);
-    await r.text();
+    const asked = await p.whileHeld(t, exportAll);
     expect(asked.waits).to.be.greaterThan(0);
-    release();
-    expect(await (await waiting).text()).to.equal('done');
   });
 });
 
-describe('Query interface: exports are capped at SERVICE_QUERY_BULK_RATE while interactive requests are served', function () {
+describe('Query interface: bulk work is capped at SERVICE_QUERY_BULK_RATE while interactive requests are served', function () {
   this.timeout(120_000);
   let t: TestService;
   let f: QueryFixture;
-  let gate: InteractiveGate;
-  let held: Promise<void> = Promise.resolve();
-  const probe: PluginManifest = {
-    name: 'interactive-probe',
-    register(host) {
-      gate = host.interactive;
-      host.router.get('/test/held', async (ctx) => {
-        await held;
-        ctx.body = 'done';
-      });
-    },
-  };
+  const p = probe();
+  /** About 700 kB of CSV: 3.5 s at 200 kB/s. */
+  const SQL = `with recursive r(n) as (select 1 union all select n + 1 from r where n < 10000)
+    select n, md5(n::text) as a, md5((n + 1)::text) as b from r`;
 
   before(async () => {
-    t = await startService({ SERVICE_QUERY_BULK_RATE: '200000' }, { plugins: [probe] });
+    t = await startService({ SERVICE_QUERY_BULK_RATE: '200000' }, { plugins: [p.manifest] });
     f = await queryFixture(t);
   });
   after(() => t?.close());
 
-  /** About 700 kB of CSV: 3.5 s at 200 kB/s. */
-  const timedExport = async (): Promise<{ seconds: number; bytes: number }> => {
+  const timed = async (call: () => Promise<Response>): Promise<{ seconds: number; bytes: number }> => {
     const started = performance.now();
-    const r = await runQuery(t, f.db, `with recursive r(n) as (select 1 union all select n + 1 from r where n < 10000)
-      select n, md5(n::text) as a, md5((n + 1)::text) as b from r`, { auth: f.admin, format: 'CSV' });
+    const r = await call();
     expect(r.status).to.equal(200);
     const bytes = (await r.arrayBuffer()).byteLength;
     return { seconds: (performance.now() - started) / 1000, bytes };
   };
 
-  it('runs at full speed with no other request, and at the rate while one is in flight', async () => {
-    const free = await timedExport();
+  /** Free, then capped: capped, less the parts handed on before their wait, takes its size at the rate, and much longer. */
+  const expectCapped = async (call: () => Promise<Response>) => {
+    const free = await timed(call);
     expect(free.bytes).to.be.within(600_000, 800_000);
-    let release!: () => void;
-    held = new Promise((resolve) => { release = resolve; });
-    const waiting = fetch(`${t.url}/test/held`);
-    while (gate.inFlight === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-    const capped = await timedExport();
-    release();
-    expect(await (await waiting).text()).to.equal('done');
-    // Less the parts handed on before their wait, the result took its size at the rate, and much longer than free.
+    const capped = await p.whileHeld(t, () => timed(call));
+    expect(capped.bytes).to.equal(free.bytes);
     expect(capped.seconds).to.be.above((capped.bytes - 300_000) / 200_000);
     expect(capped.seconds).to.be.above(free.seconds * 2);
+  };
+
+  it('runs an export at full speed with no other request, and at the rate while one is in flight', async () => {
+    await expectCapped(() => runQuery(t, f.db, SQL, { auth: f.admin, format: 'CSV' }));
+  });
+
+  it('serves a job\'s result the same way', async () => {
+    const started = await runQuery(t, f.db, SQL, { auth: f.admin, format: 'CSV', method: 'POST' });
+    const { id } = await started.json();
+    expect((await finished(t, f.db, id, f.admin)).status).to.equal('COMPLETED');
+    // The polls were interactive requests: past RECENT_MS, the download is free again.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await expectCapped(() => t.request(`/api/${f.db}/jobs/${id}/download`, { auth: f.admin }));
   });
 });
