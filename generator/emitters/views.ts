@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { type Emitter, header } from '../emitter.ts';
 import type { Metamodel, PropertyDef, TypeDef } from '../../runtime/metamodel/model.ts';
+import { literal } from '../../runtime/storage/sql.ts';
 import { SYSTEM_PROPERTIES } from '../../runtime/metamodel/model.ts';
 
 export const STATUS_LABELS_PATH = fileURLToPath(new URL('../../templates/views/status-labels.yaml', import.meta.url));
@@ -44,7 +45,6 @@ export function viewNameOf(plural: string): string {
   return snakeCase(singular);
 }
 
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 // One function per column kind: each turns a stored value into the view's typed column.
 

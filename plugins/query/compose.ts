@@ -12,7 +12,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'libpg-query';
 import { withoutLocations, type CheckedStatement } from './sandbox.ts';
 import { uniqueNames, XmlFrame, xmlTextSql, type Format } from './formats.ts';
-import { literal } from './role.ts';
+import { literal } from '../../runtime/storage/sql.ts';
 
 /** A column of the result, as the `limit 0` run described it. */
 export interface Column {

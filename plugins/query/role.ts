@@ -16,12 +16,11 @@ import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { saslprep } from '@mongodb-js/saslprep';
 import type { Knex } from 'knex';
 import { CONTROL_SCHEMA, schemaOf } from '../../runtime/storage/migrations.ts';
+import { literal } from '../../runtime/storage/sql.ts';
 
 /** Role names end up quoted in SQL and in literals; the pattern keeps them from closing either. */
 export const ROLE_NAME = '^[a-z_][a-z0-9_]{0,62}$';
 
-/** A text as an SQL string literal (standard_conforming_strings, as PostgreSQL and PGlite have it). */
-export const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
 /**
  * The password as PostgreSQL keeps it (pg_authid.rolpassword): a SCRAM-SHA-256
