@@ -18,11 +18,11 @@ export async function listen(app: Koa, closers: (() => Promise<void>)[]): Promis
 }
 
 /** Runs one statement on the server's administrative database (create or drop a database). */
-export async function pgAdmin(sql: string) {
+export async function pgAdmin(sql: string): Promise<unknown[]> {
   const client = new pg.Client({ connectionString: PG_ADMIN_URL });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql)).rows;
   } finally {
     await client.end();
   }

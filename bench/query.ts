@@ -18,8 +18,12 @@
  * load shares the CPU with the export's own database backend, so even psql's
  * COPY, which the service takes no part in, raises that p99 several times).
  *
- * --formats limits the exports measured under GETs (psql's COPY is always
- * measured); --nice-client runs curl and psql at nice 19, standing in for
+ * Each export under GETs is measured right after its own measurement at
+ * rest, so that a drift of the machine between phases is not read as the
+ * export's doing.
+ *
+ * --formats chooses what is measured under GETs (psql stands for psql's
+ * COPY); --nice-client runs curl and psql at nice 19, standing in for
  * clients on another machine (on this two-core box they otherwise take CPU
  * the GETs need).
  *
@@ -27,7 +31,17 @@
  * then during the exports, and reports the median ratio: on this box the p99
  * of one run is often decided by one clustered stall of the whole machine.
  *
- *   npx tsx bench/query.ts [--rows 1000000] [--rounds 2] [--duration 10] [--rate 200] [--repeat 1] [--bulk-rate B] [--exports-only] [--formats CSV,JSON,XML] [--nice-client]
+ * An export started while people browse (a request answered in the last
+ * BROWSING_MS, runtime/interactive.ts) runs without PostgreSQL's parallel
+ * workers; here each starts right after its measurement at rest, as when
+ * somebody starts a report while others work. --quiet-start waits
+ * BROWSING_MS first, so that the export starts with its parallel plan and
+ * the GETs begin 0.5 s later. --fixed-only skips the measurement as fast as
+ * answered. --database NAME keeps the PostgreSQL database with its generated rows for
+ * the next run with the same name (for trying settings one after another);
+ * without it a fresh database is generated and dropped.
+ *
+ *   npx tsx bench/query.ts [--rows 1000000] [--rounds 2] [--duration 10] [--rate 200] [--repeat 1] [--bulk-rate B] [--exports-only] [--formats psql,CSV,JSON,XML] [--nice-client] [--database NAME] [--fixed-only] [--quiet-start]
  */
 import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -40,6 +54,7 @@ import { loadConfig } from '../runtime/config.ts';
 import { createService, type Service } from '../runtime/app.ts';
 import { schemaOf } from '../runtime/storage/migrations.ts';
 import { PLUGINS } from '../plugins/index.ts';
+import { BROWSING_MS } from '../runtime/interactive.ts';
 import type { LoadResult } from './load.ts';
 import { loadGenerator, pgAdmin, PG_ADMIN_URL } from './common.ts';
 import type { ProcessRun, ProcessRunResult } from './exporter.ts';
@@ -52,10 +67,13 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '8' },
     rate: { type: 'string', default: '200' },
     'exports-only': { type: 'boolean', default: false },
-    formats: { type: 'string', default: 'CSV,JSON,XML' },
+    formats: { type: 'string', default: 'psql,CSV,JSON,XML' },
     'nice-client': { type: 'boolean', default: false },
     repeat: { type: 'string', default: '1' },
     'bulk-rate': { type: 'string' },
+    database: { type: 'string' },
+    'fixed-only': { type: 'boolean', default: false },
+    'quiet-start': { type: 'boolean', default: false },
   },
 });
 const ROWS = Number(args.rows);
@@ -64,7 +82,7 @@ const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
 const RATE = Number(args.rate);
 const REPEAT = Math.max(1, Number(args.repeat));
-const FORMATS = ['psql', ...args.formats.split(',').filter((f) => ['CSV', 'JSON', 'XML'].includes(f))];
+const FORMATS = args.formats.split(',').filter((f) => ['psql', 'CSV', 'JSON', 'XML'].includes(f));
 const ADMIN = { user: 'admin', password: 'bench-secret-1' };
 const DB = 'bench';
 const ROLE = 'service_readonly';
@@ -162,8 +180,11 @@ function load(url: string, paths: string[], seconds: number, rate?: number): Pro
 }
 
 async function main() {
-  const pgName = `bench_q_${randomBytes(4).toString('hex')}`;
-  await pgAdmin(`create database ${pgName}`);
+  const kept = args.database;
+  if (kept !== undefined && !/^[a-z][a-z0-9_]{0,62}$/.test(kept)) throw new Error(`--database ${kept}: not a database name`);
+  const pgName = kept ?? `bench_q_${randomBytes(4).toString('hex')}`;
+  const reuse = kept !== undefined && (await pgAdmin(`select 1 from pg_database where datname = '${kept}'`)).length > 0;
+  if (!reuse) await pgAdmin(`create database ${pgName}`);
   const dbUrl = new URL(PG_ADMIN_URL);
   dbUrl.pathname = `/${pgName}`;
   let service: Service | undefined;
@@ -174,10 +195,13 @@ async function main() {
       ...(args['bulk-rate'] === undefined ? {} : { SERVICE_QUERY_BULK_RATE: args['bulk-rate'] }),
     }), { plugins: PLUGINS, log });
     const url = `http://127.0.0.1:${await service.listen()}`;
-    const created = await fetch(`${url}/api/admin/databases`, { method: 'POST', headers: { authorization: AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ name: DB }) });
-    if (created.status !== 201) throw new Error(`creating the database: ${created.status} ${await created.text()}`);
+    if (!reuse) {
+      const created = await fetch(`${url}/api/admin/databases`, { method: 'POST', headers: { authorization: AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ name: DB }) });
+      if (created.status !== 201) throw new Error(`creating the database: ${created.status} ${await created.text()}`);
+    }
     const tenant = (await service.databases.get(DB))!.defaultTenant;
-    await generate(service, tenant);
+    if (!reuse) await generate(service, tenant);
+    else console.log(`reusing ${pgName}`);
 
     // Warm-up: the first sign-in verifies the password (argon2) and PostgreSQL reads the table into its cache.
     await serviceExport(url, 'CSV', `${SELECT} limit 10`);
@@ -230,15 +254,17 @@ async function main() {
       if (r.status !== 200) throw new Error(`GET ${paths[0]}: ${r.status}`);
       await r.arrayBuffer();
     };
-    type Measured = { rest: LoadResult; restLoop: number; busy: Record<string, LoadResult>; busyLoop: Record<string, number> };
+    type Measured = { rest: Record<string, LoadResult>; restLoop: Record<string, number>; busy: Record<string, LoadResult>; busyLoop: Record<string, number> };
     const measure = async (rate?: number): Promise<Measured> => {
-      await signIn();
-      const { result: rest, loopP99Ms: restLoop, loopMaxMs: restLoopMax } = await loopDelay(() => load(url, paths, DURATION, rate));
-      rest.serviceLoopMaxMs = restLoopMax;
-      const busy: Record<string, LoadResult> = {};
-      const busyLoop: Record<string, number> = {};
+      const m: Measured = { rest: {}, restLoop: {}, busy: {}, busyLoop: {} };
       // psql's COPY too: what the same export costs a GET when the service does nothing for it.
       for (const format of FORMATS) {
+        await signIn();
+        const atRest = await loopDelay(() => load(url, paths, DURATION, rate));
+        m.rest[format] = atRest.result;
+        m.restLoop[format] = atRest.loopP99Ms;
+        atRest.result.serviceLoopMaxMs = atRest.loopMaxMs;
+        if (args['quiet-start']) await new Promise((r) => setTimeout(r, BROWSING_MS + 500));
         let exporting = true;
         const once = () => (format === 'psql' ? psqlCopy(dbUrl.toString(), tenant) : serviceExport(url, format));
         const took: number[] = [];
@@ -247,19 +273,19 @@ async function main() {
         if (process.env.BENCH_TRACE) console.error(`${new Date().toISOString()} GETs at ${rate ?? 'full'} rate during ${format}`);
         await signIn();
         const measured = await loopDelay(() => load(url, paths, DURATION, rate));
-        busy[format] = measured.result;
-        busyLoop[format] = measured.loopP99Ms;
+        m.busy[format] = measured.result;
+        m.busyLoop[format] = measured.loopP99Ms;
         measured.result.serviceLoopMaxMs = measured.loopMaxMs;
         exporting = false;
         await exports;
         // The first export ran under the GETs from start to end (an export takes less than DURATION).
         measured.result.exportSeconds = took[0];
       }
-      return { rest, restLoop, busy, busyLoop };
+      return m;
     };
     const fixedRates: Measured[] = [];
     for (let i = 0; i < REPEAT; i++) fixedRates.push(await measure(RATE));
-    const saturated = await measure();
+    const saturated = args['fixed-only'] ? undefined : await measure();
 
     const copy = best['psql COPY'];
     const rows = [
@@ -272,6 +298,7 @@ async function main() {
       const pass = r.target === null ? '' : r.ratio <= r.target && r.rssMb < 100 ? 'pass' : 'FAIL';
       console.log(`${r.name.padEnd(18)} ${r.seconds.toFixed(2).padStart(8)} ${(r.bytes / 2 ** 20).toFixed(0).padStart(9)} ${r.ratio.toFixed(2).padStart(7)} ${(r.target === null ? '-' : `≤ ${r.target}`).padStart(7)} ${r.rssMb.toFixed(0).padStart(8)} ${r.heapMb.toFixed(0).padStart(9)}  ${pass}`);
     }
+    const ratioOf = (m: Measured, format: string) => m.busy[format].p99 / Math.max(m.rest[format].p99, 1);
     const table = (title: string, m: Measured, target: boolean) => {
       console.log(`\nREST GET by technical key, ${title} (${CONNECTIONS} connections, ${DURATION} s)`);
       console.log('while               req/s    p50 ms   p99 ms   p99 ratio  target  loop p99 ms  result');
@@ -279,13 +306,18 @@ async function main() {
         const verdict = ratio === undefined ? '' : r.non2xx + r.errors > 0 ? 'FAIL (errors)' : !target ? '-' : ratio <= 2 ? 'pass' : 'FAIL';
         console.log(`${name.padEnd(18)} ${(r.ok / r.seconds).toFixed(0).padStart(6)} ${r.p50.toFixed(1).padStart(9)} ${r.p99.toFixed(1).padStart(8)} ${ratio === undefined ? '        -' : ratio.toFixed(2).padStart(11)} ${ratio === undefined || !target ? '      -' : '    ≤ 2'} ${loop.toFixed(1).padStart(12)}  ${verdict}`);
       };
-      line('at rest', m.rest, m.restLoop);
-      for (const format of FORMATS) line(format === 'psql' ? 'psql COPY' : `${format} export`, m.busy[format], m.busyLoop[format], m.busy[format].p99 / Math.max(m.rest.p99, 1));
+      const name = (format: string) => (format === 'psql' ? 'psql COPY' : `${format} export`);
+      for (const format of FORMATS) {
+        line(`at rest`, m.rest[format], m.restLoop[format]);
+        line(name(format), m.busy[format], m.busyLoop[format], ratioOf(m, format));
+      }
       if (!target) return;
       console.log('slowest GETs (seconds into the run: ms)');
-      for (const [name, r] of [['at rest', m.rest], ...FORMATS.map((f) => [f, m.busy[f]] as const)] as const) {
-        console.log(`  ${name.padEnd(8)} ${(r.worst ?? []).map(([at, ms]) => `${at}: ${ms}`).join(', ')}  (loop max: service ${r.serviceLoopMaxMs?.toFixed(0)} ms, load generator ${r.loopMaxMs?.toFixed(0)} ms)${r.exportSeconds ? `; the export took ${r.exportSeconds.toFixed(1)} s meanwhile` : ''}`);
-        for (const e of r.errorSamples ?? []) console.log(`           failed: ${e}`);
+      for (const format of FORMATS) {
+        for (const [what, r] of [['at rest', m.rest[format]], [format, m.busy[format]]] as const) {
+          console.log(`  ${what.padEnd(8)} ${(r.worst ?? []).map(([at, ms]) => `${at}: ${ms}`).join(', ')}  (loop max: service ${r.serviceLoopMaxMs?.toFixed(0)} ms, load generator ${r.loopMaxMs?.toFixed(0)} ms)${r.exportSeconds ? `; the export took ${r.exportSeconds.toFixed(1)} s meanwhile` : ''}`);
+          for (const e of r.errorSamples ?? []) console.log(`           failed: ${e}`);
+        }
       }
     };
     for (const [i, m] of fixedRates.entries()) table(`${RATE} per second${REPEAT > 1 ? `, run ${i + 1} of ${REPEAT}` : ''}`, m, true);
@@ -294,12 +326,12 @@ async function main() {
       console.log(`
 REST GET p99 ratio at ${RATE} per second, ${REPEAT} runs: each run, and the median (target ≤ 2)`);
       for (const format of FORMATS) {
-        const ratios = fixedRates.map((m) => m.busy[format].p99 / Math.max(m.rest.p99, 1));
+        const ratios = fixedRates.map((m) => ratioOf(m, format));
         const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)];
         console.log(`${(format === 'psql' ? 'psql COPY' : `${format} export`).padEnd(18)} ${ratios.map((r) => r.toFixed(2).padStart(6)).join('')}   median ${median.toFixed(2)}  ${format === 'psql' ? '' : median <= 2 ? 'pass' : 'FAIL'}`);
       }
     }
-    table('as fast as answered (context)', saturated, false);
+    if (saturated) table('as fast as answered (context)', saturated, false);
 
     const file = fileURLToPath(new URL('../.tmp/bench-query.json', import.meta.url));
     mkdirSync(fileURLToPath(new URL('../.tmp/', import.meta.url)), { recursive: true });
@@ -307,7 +339,7 @@ REST GET p99 ratio at ${RATE} per second, ${REPEAT} runs: each run, and the medi
     console.log(`\nwritten to ${file}`);
   } finally {
     await service?.close();
-    await pgAdmin(`drop database if exists ${pgName} with (force)`);
+    if (kept === undefined) await pgAdmin(`drop database if exists ${pgName} with (force)`);
   }
 }
 

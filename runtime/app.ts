@@ -160,7 +160,8 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     }
   });
   app.use(async function interactiveFirst(ctx, next) {
-    const leave = interactive.enter();
+    // A load balancer's health check goes first too, but is not somebody browsing.
+    const leave = interactive.enter(ctx.path === `${config.contextPath}/health`);
     ctx.state.leaveInteractive = leave;
     try {
       await next();

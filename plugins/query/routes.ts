@@ -191,6 +191,8 @@ export function registerRoutes(deps: RouteDeps) {
 
   host.api.post('/queries/download', async (ctx) => {
     const { principal, db, sql, spec } = await prepare(ctx);
+    // Starting a job is not somebody browsing: the job's statement may run with parallel workers (runtime/interactive.ts).
+    host.bulk(ctx);
     const id = await jobs.submit({
       db: db.name, sql, views, spec,
       owner: { tenant: principal.tenant!, allTenants: principal.systemAdmin, loginId: principal.loginId },

@@ -209,6 +209,8 @@ export class QueryEngine {
     const schema = schemaOf(spec.db);
     await conn.query('begin transaction isolation level repeatable read, read only');
     const postgres = this.storage.kind === 'postgres';
+    // People are browsing: no parallel workers, so that the statement never takes every core (runtime/interactive.ts).
+    const serial = postgres && this.options.interactive?.browsing() === true;
     await conn.query(
       `select set_config('search_path', $1, true),
               set_config('service.tenants', coalesce($2::text, (select coalesce(string_agg(id::text, ','), '') from "${schema}".objects where type = 'Tenant')), true),
@@ -220,7 +222,8 @@ export class QueryEngine {
               set_config('IntervalStyle', 'postgres', true),
               set_config('extra_float_digits', '1', true),
               set_config('standard_conforming_strings', 'on', true)
-              ${postgres ? `, set_config('client_connection_check_interval', '1000', true)` : ''}`,
+              ${postgres ? `, set_config('client_connection_check_interval', '1000', true)` : ''}
+              ${serial ? `, set_config('max_parallel_workers_per_gather', '0', true)` : ''}`,
       [`"${schema}"`, spec.tenant, spec.version === null ? '' : String(spec.version), spec.language, postgres ? String(spec.timeoutMs) : '0'],
     );
     await conn.query(`set local role "${this.options.role}"`);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { InteractiveGate, RECENT_MS } from '../../runtime/interactive.ts';
+import { BROWSING_MS, InteractiveGate, RECENT_MS, TURN_MS } from '../../runtime/interactive.ts';
 
 describe('interactive requests first (InteractiveGate)', () => {
   it('lets bulk work go on at once while no request is in flight', () => {
@@ -113,12 +113,75 @@ describe('bulk work capped while interactive requests are served (InteractiveGat
 describe('one call per part of bulk work (InteractiveGate.giveWay)', () => {
   it('pauses while a request is in flight, then pays for the part at the rate', async () => {
     const gate = new InteractiveGate(30);
-    expect(gate.giveWay(1_000_000, 1_000)).to.equal(undefined);
+    await gate.giveWay(1_000_000, 1_000);
+    expect(gate.giveWay(1_000_000, 1_000), 'nothing in flight').to.equal(undefined);
     const leave = gate.enter();
     const started = performance.now();
     // 30 ms pause (the request stays in flight), then 50 kB at 1 MB/s: 50 ms.
     await gate.giveWay(50_000, 1_000_000);
     expect(performance.now() - started).to.be.within(70, 1_000);
     leave();
+  });
+});
+
+describe('people browsing (InteractiveGate.browsing)', () => {
+  const clock = { now: 1_000_000 };
+  const gate = () => new InteractiveGate(10, () => clock.now);
+
+  it('is true while a person\'s request is in flight and for BROWSING_MS after its answer, then false', () => {
+    const g = gate();
+    expect(g.browsing()).to.equal(false);
+    const leave = g.enter();
+    clock.now += BROWSING_MS * 2;
+    expect(g.browsing(), 'in flight').to.equal(true);
+    leave();
+    clock.now += BROWSING_MS;
+    expect(g.browsing(), 'just answered').to.equal(true);
+    clock.now += 1;
+    expect(g.browsing()).to.equal(false);
+  });
+
+  it('does not count health probes or requests that became bulk work, which still go first', () => {
+    const g = gate();
+    const probe = g.enter(true);
+    expect(g.inFlight).to.equal(1);
+    expect(g.browsing()).to.equal(false);
+    probe();
+    expect(g.browsing()).to.equal(false);
+    const exporting = g.enter();
+    exporting(true);
+    expect(g.browsing()).to.equal(false);
+  });
+});
+
+describe('bulk work lets the event loop take its turn (InteractiveGate.giveWay)', () => {
+  it('gives a turn (setImmediate) once TURN_MS have passed since it last waited, and not before', async () => {
+    const clock = { now: 1_000 };
+    const gate = new InteractiveGate(10, () => clock.now);
+    const first = gate.giveWay(1_000, 0);
+    expect(first).to.be.instanceOf(Promise);
+    await first;
+    expect(gate.giveWay(1_000, 0)).to.equal(undefined);
+    clock.now += TURN_MS - 0.5;
+    expect(gate.giveWay(1_000, 0)).to.equal(undefined);
+    clock.now += 0.5;
+    let turned = false;
+    const turn = gate.giveWay(1_000, 0)!.then(() => { turned = true; });
+    // A turn, not a wait: it ends in the same round of the event loop as an I/O callback would run.
+    await new Promise((resolve) => setImmediate(resolve));
+    await turn;
+    expect(turned).to.equal(true);
+    expect(gate.giveWay(1_000, 0)).to.equal(undefined);
+  });
+
+  it('lets an I/O callback run between parts of bulk work that never waits for data', async () => {
+    const gate = new InteractiveGate(10);
+    let served = false;
+    setImmediate(() => { served = true; });
+    const started = performance.now();
+    // Parts handed on back to back as microtasks (as when they are already read): without turns this loop would hold the event loop.
+    while (!served && performance.now() - started < 1_000) await gate.giveWay(1_000, 0);
+    expect(served).to.equal(true);
+    expect(performance.now() - started).to.be.below(100);
   });
 });

@@ -6,6 +6,7 @@
  * capped at SERVICE_QUERY_BULK_RATE.
  */
 import { expect } from 'chai';
+import pg from 'pg';
 import type { PluginManifest } from '../../../runtime/plugins.ts';
 import type { InteractiveGate } from '../../../runtime/interactive.ts';
 import { startService, type TestService } from '../../helpers/service.ts';
@@ -133,5 +134,84 @@ describe('Query interface: bulk work is capped at SERVICE_QUERY_BULK_RATE while 
     // The polls were interactive requests: past RECENT_MS, the download is free again.
     await new Promise((resolve) => setTimeout(resolve, 200));
     await expectCapped(() => t.request(`/api/${f.db}/jobs/${id}/download`, { auth: f.admin }));
+  });
+});
+
+async function pgVersion(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query('show server_version')).rows[0].server_version;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('Query interface: a statement started while people browse runs without parallel workers (PostgreSQL)', function () {
+  this.timeout(120_000);
+  let t: TestService;
+  let f: QueryFixture;
+  let admin: pg.Client;
+  /** Set: the gate is told that nobody browses, whatever it saw. */
+  const quiet = { on: false };
+  /** Long enough to watch, in parallel where allowed: scans of a view joined many times over, stopped by its timeout. */
+  const SQL = `select count(*) from ${Array.from({ length: 32 }, (_, i) => `asset_view v${i}`).join(', ')}`;
+
+  before(async function () {
+    const url = process.env.SERVICE_TEST_DATABASE_URL;
+    if (!url) this.skip(); // the embedded database has no parallel workers
+    // Every plan that may run in parallel does, however small its tables (PostgreSQL 16 renamed the setting).
+    const version = Number((await pgVersion(url)).split('.')[0]);
+    const cheap = new URL(url);
+    cheap.searchParams.set('options', `-c ${version >= 16 ? 'debug_parallel_query' : 'force_parallel_mode'}=on`);
+    const manifest: PluginManifest = {
+      name: 'browsing-probe',
+      register(host) {
+        const gate = host.interactive;
+        const browsing = gate.browsing.bind(gate);
+        gate.browsing = () => !quiet.on && browsing();
+      },
+    };
+    t = await startService({ SERVICE_DATABASE_URL: cheap.toString() }, { plugins: [manifest] });
+    f = await queryFixture(t);
+    admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+  });
+  after(async () => {
+    await admin?.end();
+    await t?.close();
+  });
+
+  /** The most parallel workers seen working for the query interface while the statement runs (up to its 3 s timeout). */
+  const workersSeen = async (method: 'PUT' | 'POST') => {
+    const answer = runQuery(t, f.db, SQL, { auth: f.admin, format: 'CSV', method, params: { statementTimeout: '3000' } });
+    let most = 0;
+    let leaderSeen = false;
+    for (const until = Date.now() + 2500; Date.now() < until;) {
+      const r = await admin.query(`select count(*) filter (where w.backend_type = 'parallel worker')::int as workers, count(*)::int as leaders
+        from pg_stat_activity l left join pg_stat_activity w on w.leader_pid = l.pid
+        where l.application_name = 'query' and l.state = 'active' and l.query ilike 'copy%'`);
+      leaderSeen ||= r.rows[0].leaders > 0;
+      most = Math.max(most, r.rows[0].workers);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const response = await answer;
+    if (method === 'POST') expect((await finished(t, f.db, (await response.json()).id, f.admin)).status).to.equal('FAILED');
+    else expect(response.status, `stopped by its timeout: ${await response.clone().text()}`).to.equal(400);
+    expect(leaderSeen, 'the statement was seen running').to.equal(true);
+    return most;
+  };
+
+  it('runs with parallel workers when nobody browses', async () => {
+    quiet.on = true;
+    expect(await workersSeen('PUT')).to.be.greaterThan(0);
+    expect(await workersSeen('POST')).to.be.greaterThan(0);
+  });
+
+  it('runs without them when somebody browsed in the last seconds', async () => {
+    quiet.on = false;
+    expect((await t.request(`/rest/${f.db}/schemes`, { auth: f.admin })).status).to.equal(200);
+    expect(await workersSeen('PUT')).to.equal(0);
+    expect(await workersSeen('POST')).to.equal(0);
   });
 });
