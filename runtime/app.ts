@@ -29,6 +29,9 @@ import { handleRest } from './rest/handlers.ts';
 import { splitPath } from './rest/paths.ts';
 import { adminRoutes } from './admin.ts';
 
+/** Where load balancers ask whether the instance is up (after the context path). */
+const HEALTH_PATH = '/health';
+
 export interface Service {
   app: Koa;
   config: Config;
@@ -161,7 +164,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   });
   app.use(async function interactiveFirst(ctx, next) {
     // A load balancer's health check goes first too, but is not somebody browsing.
-    const leave = interactive.enter(ctx.path === `${config.contextPath}/health`);
+    const leave = interactive.enter(ctx.path === `${config.contextPath}${HEALTH_PATH}`);
     ctx.state.leaveInteractive = leave;
     try {
       await next();
@@ -183,7 +186,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   // Three fixed addresses: a switch costs the request path less than a router.
   app.use(async function serviceRoutes(ctx, next) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
-    if (ctx.path === '/health') {
+    if (ctx.path === HEALTH_PATH) {
       try {
         if (!ready) throw new Error('not ready');
         await knex.raw('select 1');

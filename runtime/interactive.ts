@@ -133,16 +133,13 @@ export class InteractiveGate {
       this.lastTurn = this.now();
       return paused.then(() => this.throttle(bytes, bytesPerSecond));
     }
-    const throttled = this.throttle(bytes, bytesPerSecond);
     const now = this.now();
-    if (throttled || now - this.lastTurn < TURN_MS) {
-      if (throttled) this.lastTurn = now;
-      return throttled;
-    }
     // Parts already read are handed on in microtasks, which run before any I/O: at full speed the event loop
     // would not see a new request until the export waits for the database. Give it a turn now and then.
-    this.lastTurn = now;
-    return new Promise((resolve) => setImmediate(resolve));
+    const waiting = this.throttle(bytes, bytesPerSecond)
+      ?? (now - this.lastTurn >= TURN_MS ? new Promise<void>((resolve) => setImmediate(resolve)) : undefined);
+    if (waiting) this.lastTurn = now;
+    return waiting;
   }
 
   private release() {

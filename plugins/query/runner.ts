@@ -35,7 +35,7 @@ import { open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { Knex } from 'knex';
@@ -279,12 +279,15 @@ export class QueryEngine {
   /** Embedded: rows fetched from a cursor into a temporary file; the file is the result. */
   private async spooled(conn: Connection, spec: QuerySpec, columns: Column[], timer: StatementTimer, finish: (ok: boolean) => Promise<void>): Promise<QueryResult> {
     const sql = await composeChecked(spec.statement, (inner) => resultSql(spec.format, columns, 'cursor', inner));
+    // Unlinked as soon as it is open: the handle is the only way to the rows, and nothing is left behind once it is
+    // closed, whether the result was read, abandoned, or the process was killed.
     const file = join(tmpdir(), `query-${randomUUID()}`);
-    const out = await open(file, 'w');
+    const spool = await open(file, 'w+');
+    await rm(file, { force: true });
     let rows = 0;
     try {
       const writer = new RowWriter(spec.format, columns);
-      await out.write(writer.start());
+      await spool.write(writer.start());
       await timer.guard(() => conn.query(sql));
       for (;;) {
         // Arrays, not objects: two columns may share a name.
@@ -292,20 +295,29 @@ export class QueryEngine {
         if (!batch.rows.length) break;
         rows += batch.rows.length;
         const values = batch.rows as unknown as (string | null)[][];
-        const part = spec.format === 'CSV' ? writer.csvRows(values, columns.length) : writer.fetchedRows(values.map((r) => r[0]!));
-        await out.write(part);
-        await this.options.interactive?.giveWay(Buffer.byteLength(part), this.options.bulkRate ?? 0);
+        // No giving way here: the embedded database has one connection, which every other request waits for
+        // until this run is done. The file gives way as it is read (below).
+        await spool.write(spec.format === 'CSV' ? writer.csvRows(values, columns.length) : writer.fetchedRows(values.map((r) => r[0]!)));
       }
-      await out.write(writer.end());
-      await out.close();
+      await spool.write(writer.end());
       await finish(true);
     } catch (err) {
-      await out.close().catch(() => undefined);
-      await rm(file, { force: true });
+      await spool.close().catch(() => undefined);
       throw err;
     }
-    const stream = createReadStream(file);
-    stream.once('close', () => void rm(file, { force: true }));
+    // Closes the handle once read to the end or destroyed.
+    const spooled = createReadStream(file, { fd: spool, start: 0 });
+    const gate = this.options.interactive;
+    const rate = this.options.bulkRate ?? 0;
+    async function* paced(): AsyncGenerator<Buffer> {
+      for await (const part of spooled) {
+        yield part as Buffer;
+        await gate?.giveWay((part as Buffer).length, rate);
+      }
+    }
+    const stream = Readable.from(paced(), { objectMode: false });
+    // Also when it is closed before anyone read it, which leaves the generator unstarted.
+    stream.once('close', () => spooled.destroy());
     return { stream, rows: () => rows };
   }
 

@@ -7,9 +7,11 @@
  */
 import { expect } from 'chai';
 import pg from 'pg';
+import { readdirSync, readlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import type { PluginManifest } from '../../../runtime/plugins.ts';
 import type { InteractiveGate } from '../../../runtime/interactive.ts';
-import { startService, type TestService } from '../../helpers/service.ts';
+import { basic, startService, type TestService } from '../../helpers/service.ts';
 import { finished, queryFixture, runQuery, type QueryFixture } from './fixtures.ts';
 
 /**
@@ -125,6 +127,58 @@ describe('Query interface: bulk work is capped at SERVICE_QUERY_BULK_RATE while 
 
   it('runs an export at full speed with no other request, and at the rate while one is in flight', async () => {
     await expectCapped(() => runQuery(t, f.db, SQL, { auth: f.admin, format: 'CSV' }));
+  });
+
+  it('answers other requests while an export is capped: the capped part holds no database connection', async () => {
+    // On the embedded database the run has the only connection until its rows are spooled: were the spooling capped,
+    // every request would wait for the whole capped export.
+    await p.whileHeld(t, async () => {
+      const started = performance.now();
+      const exporting = runQuery(t, f.db, SQL, { auth: f.admin, format: 'CSV' }).then(async (r) => {
+        expect(r.status).to.equal(200);
+        expect((await r.arrayBuffer()).byteLength).to.be.above(600_000);
+        return performance.now() - started;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const r = await t.request(`/rest/${f.db}/schemes`, { auth: f.admin });
+      expect(r.status).to.equal(200);
+      const answered = performance.now() - started;
+      const exported = await exporting;
+      expect(exported, 'the export was capped').to.be.above(2_000);
+      expect(answered, 'the GET did not wait for the export').to.be.below(exported - 1_000);
+    });
+  });
+
+  it('leaves no spooled result behind when a capped download is abandoned (embedded database)', async function () {
+    if (t.service.storage.kind !== 'pglite') this.skip(); // PostgreSQL streams from COPY, nothing is spooled
+    // The spool is unlinked as soon as it is open: only this process's open handle reaches it.
+    const spools = () => readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return /\/query-[0-9a-f-]{36} \(deleted\)$/.test(readlinkSync(`/proc/self/fd/${fd}`));
+      } catch {
+        return false; // closed meanwhile
+      }
+    }).length;
+    const inTmp = () => readdirSync(tmpdir()).filter((name) => /^query-[0-9a-f-]{36}$/.test(name)).length;
+    expect(spools()).to.equal(0);
+    await p.whileHeld(t, async () => {
+      const left = new AbortController();
+      const r = await fetch(`${t.url}/api/${f.db}/queries/download?format=CSV`, {
+        method: 'PUT', signal: left.signal, body: JSON.stringify({ sql: SQL }),
+        headers: { authorization: basic(f.admin.loginId, f.admin.password), 'content-type': 'application/json' },
+      });
+      expect(r.status).to.equal(200);
+      const reader = r.body!.getReader();
+      expect((await reader.read()).done).to.equal(false);
+      expect(spools(), 'the spool is open while the capped download runs').to.equal(1);
+      expect(inTmp(), 'and has no name').to.equal(0);
+      left.abort();
+      await reader.cancel().catch(() => undefined);
+    });
+    for (let waited = 0; spools() > 0; waited += 50) {
+      expect(waited, 'the spool is closed').to.be.below(5_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   });
 
   it('serves a job\'s result the same way', async () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -212,6 +212,8 @@ describe('Query interface: jobs', () => {
       const dir = onPostgres() ? '' : mkdtempSync(join(tmpdir(), 'query-dead-'));
       const storage: Record<string, string> = onPostgres() ? { SERVICE_DATABASE_URL: process.env.SERVICE_TEST_DATABASE_URL! } : { SERVICE_DATA_DIR: dir };
       try {
+        const spoolFiles = () => readdirSync(tmpdir()).filter((name) => /^query-[0-9a-f-]{36}$/.test(name));
+        const spooledBefore = new Set(spoolFiles());
         const doomed = await startServiceProcess({ ...storage, SERVICE_JOB_HEARTBEAT: '200' });
         let db = f.db;
         if (!onPostgres()) {
@@ -223,6 +225,8 @@ describe('Query interface: jobs', () => {
         expect(id).to.match(UUID);
         await new Promise((resolve) => setTimeout(resolve, 500));
         await doomed.kill();
+        // Embedded: its result was being spooled to a file without a name, which went with the process.
+        expect(spoolFiles().filter((name) => !spooledBefore.has(name))).to.deep.equal([]);
         // Embedded: the instance that opens the data next finds the job of the dead one.
         const observer = onPostgres() ? t : await startService({ SERVICE_DATA_DIR: dir });
         try {

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { startService, type TestService } from '../../helpers/service.ts';
 import { rememberSecret } from '../../helpers/secrets.ts';
 import { ensureRole, scramVerifier } from '../../../plugins/query/role.ts';
+import { literal } from '../../../runtime/storage/sql.ts';
 
 describe('Query interface: the read-only role\'s password', () => {
   let t: TestService;
@@ -34,7 +35,7 @@ describe('Query interface: the read-only role\'s password', () => {
     for (const password of ['plain-Secret-1', 'Pässwörd\u00ADmit\u00A0Leerzeichen', 'ﬁ-ligature-①']) {
       await knex.transaction(async (trx) => {
         await trx.raw(`set local password_encryption = 'scram-sha-256'`);
-        await trx.raw(`alter role "${role}" password ${`'${password.replaceAll("'", "''")}'`}`);
+        await trx.raw(`alter role "${role}" password ${literal(password)}`);
       });
       const stored: string = (await knex.raw(`select rolpassword from pg_authid where rolname = ?`, [role])).rows[0].rolpassword;
       const [, iterations, salt] = /^SCRAM-SHA-256\$(\d+):([^$]+)\$/.exec(stored)!;
