@@ -11,8 +11,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'libpg-query';
 import { withoutLocations, type CheckedStatement } from './sandbox.ts';
-import { uniqueNames, XmlFrame, xmlTextSql, type Format } from './formats.ts';
+import { TEXT_ROW_DELIMITER, TEXT_ROW_QUOTE, uniqueNames, XmlFrame, xmlTextSql, type Format } from './formats.ts';
 import { literal } from '../../runtime/storage/sql.ts';
+
+const byteLiteral = (byte: number) => `E'\\x${byte.toString(16).padStart(2, '0')}'`;
 
 /** A column of the result, as the `limit 0` run described it. */
 export interface Column {
@@ -86,7 +88,10 @@ export function resultSql(format: Format, columns: Column[], via: 'copy' | 'curs
   else if (format === 'JSON') select = `select row_to_json(f)::text as j from (${formattedSelect(columns, uniqueNames(columns.map((c) => c.name)), 'json', inner)}) f`;
   else select = xmlRowsSql(columns, inner);
   if (via === 'cursor') return `declare ${cursor} no scroll cursor for ${select}`;
-  return format === 'CSV' ? `copy (${select}) to stdout with (format csv, header)` : `copy (${select}) to stdout`;
+  // JSON and XML: one text per row, through CSV with a quote and delimiter those texts never hold unescaped (copy-out.ts).
+  return format === 'CSV'
+    ? `copy (${select}) to stdout with (format csv, header)`
+    : `copy (${select}) to stdout with (format csv, delimiter ${byteLiteral(TEXT_ROW_DELIMITER)}, quote ${byteLiteral(TEXT_ROW_QUOTE)})`;
 }
 
 type Json = Record<string, unknown>;

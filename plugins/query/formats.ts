@@ -8,8 +8,8 @@
  *   (embedded database): a field is quoted when it holds a comma, a quote, a
  *   line break, or is the empty string (so that it differs from null, which is
  *   written as nothing). Records end with CRLF, as RFC 4180 has them; COPY
- *   ends them with LF, which `CsvRecordEnds` turns into CRLF on the way. A
- *   line break inside a quoted value is the value's own and stays as it is.
+ *   ends them with LF, which copy-out.ts turns into CRLF on the way. A line
+ *   break inside a quoted value is the value's own and stays as it is.
  * - JSON: an array of row objects, one per line. PostgreSQL renders each row
  *   (row_to_json), so numbers of every kind keep every digit PostgreSQL has
  *   (bigint and numeric included: JSON numbers have no precision limit; a
@@ -38,6 +38,10 @@ export const MEDIA_TYPES: Record<Format, string> = {
   XML: 'application/xml; charset=utf-8',
 };
 
+/** The quote and delimiter of the one-text-per-row COPY of JSON and XML (compose.ts, copy-out.ts): bytes those texts never hold unescaped. */
+export const TEXT_ROW_QUOTE = 0x01;
+export const TEXT_ROW_DELIMITER = 0x02;
+
 /** The headers of a result of this format (a CSV result is the file Query.csv, as the specification shows). */
 export function resultHeaders(format: Format): Record<string, string> {
   const headers: Record<string, string> = { 'Content-Type': MEDIA_TYPES[format] };
@@ -54,63 +58,6 @@ function csvField(value: string | null): string {
 
 export function csvLine(values: (string | null)[]): string {
   return `${values.map(csvField).join(',')}\r\n`;
-}
-
-const QUOTE = 0x22;
-const LF = 0x0a;
-
-/**
- * Turns the LF that ends each record of COPY's CSV into CRLF, a part at a
- * time. An LF inside a quoted value is data and stays. Whether a part starts
- * inside quotes is carried over from the part before; a doubled quote ("")
- * leaves and enters the quotes again, which comes to the same.
- */
-export class CsvRecordEnds {
-  private quoted = false;
-
-  convert(part: Buffer): Buffer {
-    const ends: number[] = [];
-    let at = 0;
-    let nextQuote = -1;
-    let nextLine = -1;
-    while (at < part.length) {
-      if (nextQuote < at && nextQuote !== Infinity) {
-        nextQuote = part.indexOf(QUOTE, at);
-        if (nextQuote < 0) nextQuote = Infinity;
-      }
-      if (this.quoted) {
-        if (nextQuote === Infinity) break;
-        this.quoted = false;
-        at = nextQuote + 1;
-        continue;
-      }
-      if (nextLine < at && nextLine !== Infinity) {
-        nextLine = part.indexOf(LF, at);
-        if (nextLine < 0) nextLine = Infinity;
-      }
-      if (nextQuote < nextLine) {
-        this.quoted = true;
-        at = nextQuote + 1;
-      } else if (nextLine !== Infinity) {
-        ends.push(nextLine);
-        at = nextLine + 1;
-      } else {
-        break;
-      }
-    }
-    if (!ends.length) return part;
-    const out = Buffer.allocUnsafe(part.length + ends.length);
-    let from = 0;
-    let to = 0;
-    for (const end of ends) {
-      to += part.copy(out, to, from, end);
-      out[to++] = 0x0d;
-      out[to++] = LF;
-      from = end + 1;
-    }
-    part.copy(out, to, from);
-    return out;
-  }
 }
 
 /** Names a JSON row object can hold: a repeated column name gets `_2`, `_3` …, since a reader keeps only one of equal keys. */
@@ -193,40 +140,6 @@ export class XmlFrame {
   }
 }
 
-const NEWLINE = 0x0a;
-const BACKSLASH = 0x5c;
-const ESCAPED: Record<number, number> = { 0x5c: 0x5c, 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09, 0x62: 0x08, 0x66: 0x0c, 0x76: 0x0b };
-
-/**
- * Rewrites whole rows of COPY text output (one value per row, each ending
- * with a line break) without decoding them: `lead` first, then every row end
- * becomes `separator` (except the last, which is dropped) and every escape
- * its character. Native searches find both, so the bytes between are copied, not
- * looked at one by one.
- */
-export function copyRows(rows: Buffer, separator: Buffer, lead: Buffer = separator.subarray(0, 0)): Buffer {
-  const out = Buffer.allocUnsafe(lead.length + rows.length * Math.max(1, separator.length));
-  let o = lead.copy(out, 0);
-  let run = 0;
-  let nl = rows.indexOf(NEWLINE);
-  let bs = rows.indexOf(BACKSLASH);
-  while (nl >= 0 || bs >= 0) {
-    if (bs >= 0 && (nl < 0 || bs < nl)) {
-      o += rows.copy(out, o, run, bs);
-      out[o++] = ESCAPED[rows[bs + 1]] ?? rows[bs + 1];
-      run = bs + 2;
-      bs = rows.indexOf(BACKSLASH, run);
-    } else {
-      o += rows.copy(out, o, run, nl);
-      if (nl < rows.length - 1) o += separator.copy(out, o);
-      run = nl + 1;
-      nl = rows.indexOf(NEWLINE, run);
-    }
-  }
-  o += rows.copy(out, o, run);
-  return out.subarray(0, o);
-}
-
 // The same characters as INVALID_XML, as bytes of UTF-8 read one byte to a character.
 const INVALID_XML_BYTES = /[\x01-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]/;
 
@@ -234,39 +147,6 @@ const INVALID_XML_BYTES = /[\x01-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]/;
 export function validXmlBytes(bytes: Buffer): Buffer {
   return INVALID_XML_BYTES.test(bytes.toString('latin1')) ? Buffer.from(validXml(bytes.toString('utf8'))) : bytes;
 }
-
-/**
- * Cuts COPY text output of one column into whole rows: each part handed on
- * ends after the last line break it holds, which is never inside a UTF-8
- * sequence and never inside a value (COPY writes a line break in a value as
- * the escape \\n).
- */
-export class CopyRows {
-  private carry: Buffer = Buffer.alloc(0);
-
-  /** Whole rows, each ending with a line break, still escaped; empty when none is complete yet. */
-  push(chunk: Buffer): { rows: Buffer; count: number } {
-    const data = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
-    const end = data.lastIndexOf(NEWLINE);
-    if (end < 0) {
-      this.carry = data;
-      return { rows: data.subarray(0, 0), count: 0 };
-    }
-    this.carry = data.subarray(end + 1);
-    let count = 0;
-    for (let at = data.indexOf(NEWLINE); at >= 0 && at <= end; at = data.indexOf(NEWLINE, at + 1)) count++;
-    return { rows: data.subarray(0, end + 1), count };
-  }
-
-  /** What is left at the end must be nothing: every row ends with a line break. */
-  end(): void {
-    if (this.carry.length) throw new Error('COPY output ended inside a row');
-  }
-}
-
-const LINE = Buffer.from('\n');
-const COMMA_LINE = Buffer.from(',\n');
-const NO_SEPARATOR = Buffer.alloc(0);
 
 /**
  * Writes the result around the rows PostgreSQL formatted: CSV rows (fetched
@@ -301,17 +181,11 @@ export class RowWriter {
     return out;
   }
 
-  /** Rows as COPY writes them: one text each, escaped, each ending with a line break. */
-  copiedRows(rows: Buffer): Buffer {
-    if (this.format === 'XML') return validXmlBytes(copyRows(rows, NO_SEPARATOR));
-    const lead = this.first ? LINE : COMMA_LINE;
-    this.first = false;
-    return copyRows(rows, COMMA_LINE, lead);
-  }
-
-  end(): string {
+  /** The end of the result; `copiedRows`: how many rows COPY wrote (copy-out.ts), where fetchedRows() was not called. */
+  end(copiedRows?: number): string {
     if (this.format === 'CSV') return '';
-    if (this.format === 'JSON') return this.first ? ']\n' : '\n]\n';
+    const none = copiedRows === undefined ? this.first : copiedRows === 0;
+    if (this.format === 'JSON') return none ? ']\n' : '\n]\n';
     return this.xml!.tail;
   }
 }

@@ -17,8 +17,9 @@
  * interface needs, and `set local role` rather than a login as the read-only
  * role, so that no second password must be configured and rotated alike on
  * every instance. The result streams out of COPY … TO STDOUT
- * (pg-copy-streams): CSV as CSV, JSON as one object per row, XML as one row
- * element per row, all written by PostgreSQL; the service frames them.
+ * (copy-out.ts, over pg-copy-streams): CSV as CSV, JSON as one object per
+ * row, XML as one row element per row, all written by PostgreSQL; the
+ * service frames them.
  *
  * Embedded (PGlite): one connection shared with the whole service (and COPY
  * TO STDOUT did not stream through PGlite's node-postgres adapter). Rows are
@@ -37,7 +38,6 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Storage } from '../../runtime/storage/connection.ts';
@@ -45,7 +45,8 @@ import { schemaOf } from '../../runtime/storage/migrations.ts';
 import type { Language } from '../../runtime/messages.ts';
 import { CompositionRefused, composeChecked, describeSql, resultSql, type Column } from './compose.ts';
 import type { CheckedStatement } from './sandbox.ts';
-import { CopyRows, CsvRecordEnds, RowWriter, type Format } from './formats.ts';
+import { RowWriter, type Format } from './formats.ts';
+import { CopyOut } from './copy-out.ts';
 import type { InteractiveGate } from '../../runtime/interactive.ts';
 import { ResultStream } from './result-stream.ts';
 
@@ -88,7 +89,7 @@ export interface QueryResult {
 
 interface Connection {
   query(text: string, values?: unknown[], rowMode?: 'array'): Promise<pg.QueryResult>;
-  copyOut?(sql: string): Readable & { rowCount: number };
+  copyOut?(sql: string, format: Format): CopyOut;
   /** Stops whatever the connection is doing (the run was abandoned). */
   kill(): void;
   release(broken: boolean): void;
@@ -142,7 +143,7 @@ export class QueryEngine {
       client.on('error', lost);
       return {
         query: extended(client),
-        copyOut: (sql) => client.query(copyTo(sql)),
+        copyOut: (sql, format) => client.query(new CopyOut(sql, format)),
         kill: () => (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy(),
         release: (broken) => {
           client.off('error', lost);
@@ -237,7 +238,7 @@ export class QueryEngine {
   /** PostgreSQL: COPY streams the formatted rows; the first part is read before answering. */
   private async streamed(conn: Connection, spec: QuerySpec, columns: Column[], timer: StatementTimer, finish: (ok: boolean) => Promise<void>): Promise<QueryResult> {
     const sql = await composeChecked(spec.statement, (inner) => resultSql(spec.format, columns, 'copy', inner));
-    const copy = conn.copyOut!(sql);
+    const copy = conn.copyOut!(sql, spec.format);
     let rows = 0;
     const writer = new RowWriter(spec.format, columns);
     const gate = this.options.interactive;
@@ -245,27 +246,15 @@ export class QueryEngine {
     async function* produce(): AsyncGenerator<Buffer> {
       let ok = false;
       try {
-        if (spec.format === 'CSV') {
-          const records = new CsvRecordEnds();
-          for await (const chunk of copy) {
-            yield records.convert(chunk as Buffer);
-            await gate?.giveWay((chunk as Buffer).length, rate);
-          }
-          rows = copy.rowCount;
-        } else {
-          const lines = new CopyRows();
-          yield Buffer.from(writer.start());
-          for await (const chunk of copy) {
-            const batch = lines.push(chunk as Buffer);
-            if (batch.count) {
-              rows += batch.count;
-              yield writer.copiedRows(batch.rows);
-            }
-            await gate?.giveWay((chunk as Buffer).length, rate);
-          }
-          lines.end();
-          yield Buffer.from(writer.end());
+        // CSV's header comes out of COPY; JSON's and XML's frame is the service's.
+        if (spec.format !== 'CSV') yield Buffer.from(writer.start());
+        for await (const part of copy) {
+          yield part as Buffer;
+          rows = copy.rows;
+          await gate?.giveWay((part as Buffer).length, rate);
         }
+        rows = copy.rows;
+        if (spec.format !== 'CSV') yield Buffer.from(writer.end(rows));
         ok = true;
       } catch (err) {
         throw toFailure(err, timer, spec.timeoutMs);
