@@ -126,7 +126,7 @@ export class CopyFrames {
         if (size === this.left && !this.partialSize) {
           o = this.write(chunk, at, at + size, out, o, this.messages++);
         } else {
-          this.partial.push(chunk.subarray(at, at + size));
+          if (size) this.partial.push(chunk.subarray(at, at + size));
           this.partialSize += size;
           if (size === this.left) {
             const row = Buffer.concat(this.partial, this.partialSize);
