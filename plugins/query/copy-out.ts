@@ -75,7 +75,9 @@ const xmlRow: RowWrite = (src, start, end, out, at) => rowText(src, start, end, 
  */
 export class CopyFrames {
   /** CopyData messages read to their end: the rows, and for CSV the header too. */
-  messages = 0;
+  private messages = 0;
+  /** Messages that are not rows: CSV's header. */
+  private readonly heading: number;
   private readonly write: RowWrite;
   private readonly xml: boolean;
   /** The header of the message being read (type and length), while it is incomplete. */
@@ -87,15 +89,19 @@ export class CopyFrames {
   /** The parts of a row that did not end in the part that began it. */
   private partial: Buffer[] = [];
   private partialSize = 0;
-  private ended = false;
 
   constructor(format: Format) {
     this.write = format === 'CSV' ? csvRecord : format === 'JSON' ? jsonRow : xmlRow;
     this.xml = format === 'XML';
+    this.heading = format === 'CSV' ? 1 : 0;
+  }
+
+  /** Rows read to their end so far. */
+  get rows(): number {
+    return Math.max(0, this.messages - this.heading);
   }
 
   take(chunk: Buffer): { out: Buffer; rest?: Buffer; done: boolean } {
-    if (this.ended) return { out: chunk.subarray(0, 0), rest: chunk, done: true };
     // A row writes at most its content and 2 bytes (CRLF for LF, or the JSON separator), and its header was 5.
     const out = Buffer.allocUnsafe(chunk.length + this.partialSize + 2);
     let o = 0;
@@ -141,7 +147,6 @@ export class CopyFrames {
       // CopyDone ends it; so does anything else the protocol does not have in COPY's output, as in pg-copy-streams.
       if (this.left === 0 && this.code !== COPY_DATA && !INTERSPERSED.has(this.code)) {
         done = true;
-        this.ended = true;
         rest = chunk.subarray(at);
         break;
       }
@@ -160,9 +165,9 @@ interface CopyStreamInternals {
 }
 
 type CopyStreamClass = new (text: string) => CopyToStreamQuery & CopyStreamInternals;
-const CopyStream = Object.getPrototypeOf(copyTo('select 1')).constructor as CopyStreamClass;
+const probe = copyTo('select 1') as unknown as Record<string, unknown>;
+const CopyStream = Object.getPrototypeOf(probe).constructor as CopyStreamClass;
 {
-  const probe = new CopyStream('select 1') as unknown as Record<string, unknown>;
   const proto = CopyStream.prototype as unknown as Record<string, unknown>;
   const missing = ['_parse', '_detach', '_cleanup', 'submit', 'handleError', 'handleCommandComplete'].filter((m) => typeof proto[m] !== 'function');
   if (typeof (probe._buffer as { push?: unknown } | undefined)?.push !== 'function') missing.push('_buffer');
@@ -173,14 +178,14 @@ const CopyStream = Object.getPrototypeOf(copyTo('select 1')).constructor as Copy
 export class CopyOut extends CopyStream {
   private readonly frames: CopyFrames;
 
-  constructor(text: string, private readonly format: Format) {
+  constructor(text: string, format: Format) {
     super(text);
     this.frames = new CopyFrames(format);
   }
 
   /** Rows read so far (CSV's header is not one). */
   get rows(): number {
-    return Math.max(0, this.frames.messages - (this.format === 'CSV' ? 1 : 0));
+    return this.frames.rows;
   }
 
   override _parse(chunk: Buffer): boolean | undefined {

@@ -181,11 +181,10 @@ export class RowWriter {
     return out;
   }
 
-  /** The end of the result; `copiedRows`: how many rows COPY wrote (copy-out.ts), where fetchedRows() was not called. */
-  end(copiedRows?: number): string {
+  /** The end of a result of `rows` rows. */
+  end(rows: number): string {
     if (this.format === 'CSV') return '';
-    const none = copiedRows === undefined ? this.first : copiedRows === 0;
-    if (this.format === 'JSON') return none ? ']\n' : '\n]\n';
+    if (this.format === 'JSON') return rows ? '\n]\n' : ']\n';
     return this.xml!.tail;
   }
 }

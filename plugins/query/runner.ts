@@ -239,7 +239,6 @@ export class QueryEngine {
   private async streamed(conn: Connection, spec: QuerySpec, columns: Column[], timer: StatementTimer, finish: (ok: boolean) => Promise<void>): Promise<QueryResult> {
     const sql = await composeChecked(spec.statement, (inner) => resultSql(spec.format, columns, 'copy', inner));
     const copy = conn.copyOut!(sql, spec.format);
-    let rows = 0;
     const writer = new RowWriter(spec.format, columns);
     const gate = this.options.interactive;
     const rate = this.options.bulkRate ?? 0;
@@ -250,11 +249,9 @@ export class QueryEngine {
         if (spec.format !== 'CSV') yield Buffer.from(writer.start());
         for await (const part of copy) {
           yield part as Buffer;
-          rows = copy.rows;
           await gate?.giveWay((part as Buffer).length, rate);
         }
-        rows = copy.rows;
-        if (spec.format !== 'CSV') yield Buffer.from(writer.end(rows));
+        if (spec.format !== 'CSV') yield Buffer.from(writer.end(copy.rows));
         ok = true;
       } catch (err) {
         throw toFailure(err, timer, spec.timeoutMs);
@@ -262,7 +259,7 @@ export class QueryEngine {
         await finish(ok);
       }
     }
-    return this.readAhead(produce(), () => conn.kill(), () => rows);
+    return this.readAhead(produce(), () => conn.kill(), () => copy.rows);
   }
 
   /** Embedded: rows fetched from a cursor into a temporary file; the file is the result. */
@@ -288,7 +285,7 @@ export class QueryEngine {
         // until this run is done. The file gives way as it is read (below).
         await spool.write(spec.format === 'CSV' ? writer.csvRows(values, columns.length) : writer.fetchedRows(values.map((r) => r[0]!)));
       }
-      await spool.write(writer.end());
+      await spool.write(writer.end(rows));
       await finish(true);
     } catch (err) {
       await spool.close().catch(() => undefined);
