@@ -1,10 +1,24 @@
 /** Pieces the benchmarks share. */
-import { fork } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type Koa from 'koa';
 import pg from 'pg';
 import type { LoadJob, LoadResult } from './load.ts';
+import { missingHeapFlags } from '../runtime/heap.ts';
+
+/**
+ * The benchmarks host the service in their own process: it must run with the
+ * V8 flags `npm start` gives it (runtime/heap.ts). Started without them, the
+ * benchmark runs itself again with them and exits with that run's status;
+ * call this before starting anything.
+ */
+export function runWithHeapFlags(): void {
+  const missing = missingHeapFlags();
+  if (!missing.length) return;
+  const run = spawnSync(process.execPath, [...missing, ...process.execArgv, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(run.status ?? 1);
+}
 
 /** The PostgreSQL server the benchmarks make their databases on. */
 export const PG_ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -61,8 +61,10 @@ import { PLUGINS } from '../plugins/index.ts';
 import { BROWSING_MS } from '../runtime/interactive.ts';
 import { describeSql, resultSql } from '../plugins/query/compose.ts';
 import type { LoadResult } from './load.ts';
-import { loadGenerator, pgAdmin, PG_ADMIN_URL } from './common.ts';
+import { loadGenerator, pgAdmin, PG_ADMIN_URL, runWithHeapFlags } from './common.ts';
 import type { ProcessRun, ProcessRunResult } from './exporter.ts';
+
+runWithHeapFlags();
 
 const { values: args } = parseArgs({
   options: {

@@ -20,7 +20,9 @@ import { schemaOf } from '../runtime/storage/migrations.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import { benchAuthPlugin } from './bench-auth.ts';
 import { loadDataset, type Rest } from './dataset.ts';
-import { compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, type Side } from './common.ts';
+import { compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, runWithHeapFlags, type Side } from './common.ts';
+
+runWithHeapFlags();
 
 const { values: args } = parseArgs({
   options: {

@@ -7,6 +7,7 @@ import pino from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
 import { createService } from './app.ts';
 import { PLUGINS } from '../plugins/index.ts';
+import { missingHeapFlags } from './heap.ts';
 
 async function main() {
   const config = loadConfig(process.env);
@@ -16,6 +17,10 @@ async function main() {
   const service = await createService(config, { plugins: PLUGINS, log });
   const port = await service.listen();
   service.log.info({ port, host: config.host, contextPath: config.contextPath || '/', storage: service.storage.kind }, 'service listening');
+  const missing = missingHeapFlags();
+  if (missing.length) {
+    service.log.warn({ missing }, 'node was started without these flags (npm start passes them): REST latency may suffer during query exports (runtime/heap.ts)');
+  }
   destination.flush();
   // Lines reach the log within a second even when few requests come.
   setInterval(() => destination.flush(), 1000).unref();

@@ -3,7 +3,9 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { expect } from 'chai';
 import { validate } from '@readme/openapi-parser';
+import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { HEAP_FLAGS, missingHeapFlags } from '../../runtime/heap.ts';
 import { ADMIN, basic, createDatabase, logLines, startService, storageEnv, type TestService } from '../helpers/service.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -87,7 +89,7 @@ describe('operability', () => {
   it('finishes a request in flight on SIGTERM and exits 0', async function () {
     this.timeout(180_000);
     const port = 20000 + Math.floor(Math.random() * 20000);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
+    const child = spawn(process.execPath, [...HEAP_FLAGS, '--import', 'tsx', 'runtime/main.ts'], {
       cwd: ROOT,
       env: { ...process.env, ...storageEnv(), PORT: String(port), SERVICE_ADMIN_USER: 'admin', SERVICE_ADMIN_PASSWORD: 'admin-secret-1' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -99,6 +101,8 @@ describe('operability', () => {
     // The embedded database takes a while to start on a busy machine.
     for (let i = 0; i < 600 && !output.includes('service listening'); i++) await new Promise((r) => setTimeout(r, 200));
     expect(output).to.contain('service listening');
+    // Started as npm start starts it: no warning about V8 flags.
+    expect(output).to.not.contain('started without these flags');
     // A request whose body arrives only after the signal.
     const body = JSON.stringify({ name: `sigterm_${port}` });
     const socket = net.connect(port, '127.0.0.1');
@@ -113,6 +117,13 @@ describe('operability', () => {
     await new Promise((r) => socket.once('close', r));
     expect(response).to.match(/^HTTP\/1\.1 201/);
     expect(await exited).to.equal(0);
+  });
+
+  it('npm start gives node the heap flags, and a process started without them is told which it lacks', () => {
+    const start = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')).scripts.start.split(/\s+/);
+    expect(missingHeapFlags(start)).to.deep.equal([]);
+    expect(HEAP_FLAGS).to.not.be.empty;
+    expect(missingHeapFlags(['--import', 'tsx'])).to.deep.equal([...HEAP_FLAGS]);
   });
 
   describe('a PostgreSQL that goes away and comes back', () => {

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ADMIN, basic } from '../../helpers/service.ts';
+import { HEAP_FLAGS } from '../../../runtime/heap.ts';
 
 export interface ServiceProcess {
   url: string;
@@ -16,7 +17,7 @@ export interface ServiceProcess {
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
 export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [...HEAP_FLAGS, '--import', 'tsx', 'runtime/main.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', HOST: '127.0.0.1',
