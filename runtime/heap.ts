@@ -19,7 +19,15 @@
  */
 export const HEAP_FLAGS: readonly string[] = ['--heap-growing-percent=100'];
 
-/** The flags of HEAP_FLAGS this process was started without. */
+/** A flag's name as V8 reads it: before any `=`, with `_` and `-` alike. */
+const flagName = (flag: string) => flag.split('=')[0].replace(/_/g, '-');
+
+/**
+ * The flags of HEAP_FLAGS this process was started without. A flag given
+ * with another value (`--heap-growing-percent=150`) or spelling
+ * (`--heap_growing_percent=100`) counts as given: whoever started node chose it.
+ */
 export function missingHeapFlags(execArgv: readonly string[] = process.execArgv): string[] {
-  return HEAP_FLAGS.filter((flag) => !execArgv.includes(flag));
+  const given = new Set(execArgv.map(flagName));
+  return HEAP_FLAGS.filter((flag) => !given.has(flagName(flag)));
 }
