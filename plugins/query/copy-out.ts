@@ -101,10 +101,25 @@ export class CopyFrames {
     return Math.max(0, this.messages - this.heading);
   }
 
-  take(chunk: Buffer): { out: Buffer; rest?: Buffer; done: boolean } {
-    // A row writes at most its content and 2 bytes (CRLF for LF, or the JSON separator), and its header was 5.
-    const out = Buffer.allocUnsafe(chunk.length + this.partialSize + 2);
-    let o = 0;
+  /**
+   * The room `take` may need for a part of `size` bytes: a row writes at most
+   * its content and 2 bytes (CRLF for LF, or the JSON separator), and its
+   * header was 5; only a row begun in an earlier part lacks its header here.
+   */
+  room(size: number): number {
+    return size + this.partialSize + 2;
+  }
+
+  /**
+   * Writes what `chunk` completes into `target` from `at` (which must have
+   * `room(chunk.length)` bytes free from there), or into a buffer of its own; `out` is
+   * what it wrote, except for XML text whose characters had to be replaced,
+   * which comes in a buffer of its own.
+   */
+  take(chunk: Buffer, target?: Buffer, from = 0): { out: Buffer; rest?: Buffer; done: boolean } {
+    const out = target ?? Buffer.allocUnsafe(this.room(chunk.length));
+    const first = target ? from : 0;
+    let o = first;
     let at = 0;
     const n = chunk.length;
     let rest: Buffer | undefined;
@@ -151,13 +166,14 @@ export class CopyFrames {
         break;
       }
     }
-    const written = out.subarray(0, o);
-    return { out: this.xml && o ? validXmlBytes(written) : written, rest, done };
+    const written = out.subarray(first, o);
+    return { out: this.xml && o > first ? validXmlBytes(written) : written, rest, done };
   }
 }
 
 /** What of pg-copy-streams' stream this module uses besides its declared interface (see the top). */
 interface CopyStreamInternals {
+  _read(): void;
   _parse(chunk: Buffer): boolean | undefined;
   _detach(): void;
   _cleanup(): void;
@@ -174,9 +190,41 @@ const CopyStream = Object.getPrototypeOf(probe).constructor as CopyStreamClass;
   if (missing.length) throw new Error(`pg-copy-streams no longer has ${missing.join(', ')}: plugins/query/copy-out.ts must follow it`);
 }
 
+/**
+ * How many bytes are handed on at a time. Each part handed on becomes one
+ * write to the client's socket, and a write to a socket costs mostly the
+ * waking of its reader, not the copy (on loopback here, 157 MB written in
+ * 40 kB writes took 180 ms of CPU, in 256 kB writes 70 ms).
+ */
+const GATHER_BYTES = 256 * 1024;
+/** The longest gathered bytes wait for more: when the database is slow to send, the client still gets rows as they come. */
+const GATHER_MS = 20;
+/**
+ * The database sends COPY's output 8 kB at a time. Read as soon as it
+ * arrives, each send is one wake-up, one pass of the event loop, one read
+ * and one pass through the streams: about 9,500 reads for 157 MB, which
+ * cost the service more CPU than all the rest of the export. After a read
+ * smaller than SMALL_READ, the next waits READ_PAUSE_MS, and the kernel
+ * gathers the sends meanwhile (the socket's receive buffer holds them; the
+ * database keeps sending). With it, the service's CPU time for that export
+ * went from 1.2-1.5 s to under 0.8 s.
+ */
+const SMALL_READ = 32 * 1024;
+const READ_PAUSE_MS = 1;
+
 /** COPY … TO STDOUT for the query interface: the stream of the result's bytes (without JSON's and XML's frame). */
 export class CopyOut extends CopyStream {
   private readonly frames: CopyFrames;
+  /** Where the result's bytes are written, from `handed` (what is handed on) to `at`. */
+  private gathered = Buffer.alloc(0);
+  private handed = 0;
+  private at = 0;
+  /** Hands on what was gathered when no more comes in time. */
+  private gathering?: NodeJS.Timeout;
+  /** Reads again after a pause. */
+  private pausing?: NodeJS.Timeout;
+  /** COPY's output is over (or failed): the connection is the client library's again. */
+  private over = false;
 
   constructor(text: string, format: Format) {
     super(text);
@@ -189,15 +237,61 @@ export class CopyOut extends CopyStream {
   }
 
   override _parse(chunk: Buffer): boolean | undefined {
-    const { out, rest, done } = this.frames.take(chunk);
-    const drained = out.length ? this.push(out) : true;
-    if (rest === undefined) return drained;
+    const room = this.frames.room(chunk.length);
+    let drained = true;
+    if (this.gathered.length - this.at < room) {
+      drained = this.handOn();
+      this.gathered = Buffer.allocUnsafe(Math.max(2 * GATHER_BYTES, room));
+      this.handed = this.at = 0;
+    }
+    const { out, rest, done } = this.frames.take(chunk, this.gathered, this.at);
+    if (out.buffer === this.gathered.buffer && out.byteOffset === this.gathered.byteOffset + this.at) this.at += out.length;
+    else {
+      // XML text whose characters were replaced: after what was gathered before it.
+      drained = this.handOn() && drained;
+      drained = this.push(out) && drained;
+    }
+    if (rest === undefined) {
+      if (this.at - this.handed >= GATHER_BYTES) drained = this.handOn() && drained;
+      else if (this.at > this.handed) this.gathering ??= setTimeout(() => this.handOn(), GATHER_MS);
+      // Not drained: the reader asks for more when it wants it.
+      if (!drained || chunk.length >= SMALL_READ) return drained;
+      this.pausing ??= setTimeout(() => {
+        this.pausing = undefined;
+        if (!this.over && !this.destroyed) this._read();
+      }, READ_PAUSE_MS);
+      return false;
+    }
+    this.over = true;
+    clearTimeout(this.pausing);
     // The rest is the client library's again: what follows COPY, or the error it reports (which fails this stream).
     this._buffer.push(rest);
     this._detach();
-    if (!done) return undefined;
+    if (!done) {
+      // The error fails the stream: what was gathered goes nowhere.
+      clearTimeout(this.gathering);
+      return undefined;
+    }
+    drained = this.handOn() && drained;
     this.push(null);
     this._cleanup();
     return drained;
+  }
+
+  /** Hands the gathered bytes on; false when the reader has enough for now. */
+  private handOn(): boolean {
+    clearTimeout(this.gathering);
+    this.gathering = undefined;
+    if (this.at === this.handed || this.destroyed) return true;
+    const part = this.gathered.subarray(this.handed, this.at);
+    this.handed = this.at;
+    return this.push(part);
+  }
+
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    this.over = true;
+    clearTimeout(this.gathering);
+    clearTimeout(this.pausing);
+    super._destroy(err, callback);
   }
 }
