@@ -241,7 +241,7 @@ export class CopyOut extends CopyStream {
     let drained = true;
     if (this.gathered.length - this.at < room) {
       drained = this.handOn();
-      this.gathered = Buffer.allocUnsafe(Math.max(2 * GATHER_BYTES, room));
+      this.gathered = Buffer.allocUnsafe(GATHER_BYTES + room);
       this.handed = this.at = 0;
     }
     const { out, rest, done } = this.frames.take(chunk, this.gathered, this.at);
