@@ -1,6 +1,7 @@
 /**
- * Reads COPY … TO STDOUT and hands on the result's bytes, a part read from
- * the connection at a time, with one pass over the protocol's messages.
+ * Reads COPY … TO STDOUT and hands on the result's bytes, with one pass over
+ * the protocol's messages, in parts of about 256 kB (see GATHER_BYTES and
+ * SMALL_READ below: the reads and writes, not the bytes, are what costs).
  *
  * PostgreSQL sends COPY's output as one CopyData message per row (protocol
  * "COPY Operations": "always one per row"). Knowing where each row ends from
