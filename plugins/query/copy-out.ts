@@ -112,14 +112,12 @@ export class CopyFrames {
   }
 
   /**
-   * Writes what `chunk` completes into `target` from `at` (which must have
-   * `room(chunk.length)` bytes free from there), or into a buffer of its own; `out` is
-   * what it wrote, except for XML text whose characters had to be replaced,
-   * which comes in a buffer of its own.
+   * Writes what `chunk` completes into `out` from `first`, which must leave
+   * `room(chunk.length)` bytes; `part` is what it wrote there, or, with
+   * `apart`, XML text whose characters had to be replaced, in a buffer of
+   * its own (the bytes written to `out` are then not the result's).
    */
-  take(chunk: Buffer, target?: Buffer, from = 0): { out: Buffer; rest?: Buffer; done: boolean } {
-    const out = target ?? Buffer.allocUnsafe(this.room(chunk.length));
-    const first = target ? from : 0;
+  take(chunk: Buffer, out: Buffer, first: number): { part: Buffer; apart: boolean; rest?: Buffer; done: boolean } {
     let o = first;
     let at = 0;
     const n = chunk.length;
@@ -168,7 +166,8 @@ export class CopyFrames {
       }
     }
     const written = out.subarray(first, o);
-    return { out: this.xml && o > first ? validXmlBytes(written) : written, rest, done };
+    const part = this.xml && o > first ? validXmlBytes(written) : written;
+    return { part, apart: part !== written, rest, done };
   }
 }
 
@@ -186,7 +185,8 @@ const probe = copyTo('select 1') as unknown as Record<string, unknown>;
 const CopyStream = Object.getPrototypeOf(probe).constructor as CopyStreamClass;
 {
   const proto = CopyStream.prototype as unknown as Record<string, unknown>;
-  const missing = ['_parse', '_detach', '_cleanup', 'submit', 'handleError', 'handleCommandComplete'].filter((m) => typeof proto[m] !== 'function');
+  // `_read` too: its own, which reads from the connection (Readable's would throw).
+  const missing = ['_read', '_parse', '_detach', '_cleanup', 'submit', 'handleError', 'handleCommandComplete'].filter((m) => !Object.hasOwn(proto, m) || typeof proto[m] !== 'function');
   if (typeof (probe._buffer as { push?: unknown } | undefined)?.push !== 'function') missing.push('_buffer');
   if (missing.length) throw new Error(`pg-copy-streams no longer has ${missing.join(', ')}: plugins/query/copy-out.ts must follow it`);
 }
@@ -245,12 +245,12 @@ export class CopyOut extends CopyStream {
       this.gathered = Buffer.allocUnsafe(GATHER_BYTES + room);
       this.handed = this.at = 0;
     }
-    const { out, rest, done } = this.frames.take(chunk, this.gathered, this.at);
-    if (out.buffer === this.gathered.buffer && out.byteOffset === this.gathered.byteOffset + this.at) this.at += out.length;
+    const { part, apart, rest, done } = this.frames.take(chunk, this.gathered, this.at);
+    if (!apart) this.at += part.length;
     else {
       // XML text whose characters were replaced: after what was gathered before it.
       drained = this.handOn() && drained;
-      drained = this.push(out) && drained;
+      drained = this.push(part) && drained;
     }
     if (rest === undefined) {
       if (this.at - this.handed >= GATHER_BYTES) drained = this.handOn() && drained;

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
+import pg from 'pg';
 import { create } from 'xmlbuilder2';
 import { startService, type TestService } from '../../helpers/service.ts';
 import { queryEngineOf } from '../../../plugins/query/index.ts';
 import { xmlName, csvLine, uniqueNames, validXml, validXmlBytes, TEXT_ROW_QUOTE } from '../../../plugins/query/formats.ts';
-import { CopyFrames } from '../../../plugins/query/copy-out.ts';
+import { CopyFrames, CopyOut } from '../../../plugins/query/copy-out.ts';
 import { checkStatement } from '../../../plugins/query/sandbox.ts';
 import { queryFixture, runQuery, type QueryFixture } from './fixtures.ts';
 
@@ -161,6 +162,34 @@ describe('Query interface: result formats', () => {
       expect(xml.match(/<row>/g)!.length).to.equal(n);
     });
 
+    it('hands on what COPY has sent while the rest is still to come, though less than a gathered part', async function () {
+      const url = process.env.SERVICE_TEST_DATABASE_URL;
+      if (!url) this.skip(); // embedded: no COPY
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        // About 30 kB at once (the server flushes every 8 kB), then a second's wait before the last row.
+        const copy = client.query(new CopyOut(`copy (select n, case when n = 301 then pg_sleep(1)::text else repeat('x', 100) end
+          from generate_series(1, 301) n) to stdout with (format csv, header)`, 'CSV'));
+        const started = performance.now();
+        let first = 0;
+        let bytes = 0;
+        for await (const part of copy) {
+          first ||= performance.now() - started;
+          bytes += (part as Buffer).length;
+        }
+        const ended = performance.now() - started;
+        expect(copy.rows).to.equal(301);
+        expect(bytes).to.be.above(30_000);
+        expect(ended).to.be.above(1000);
+        expect(first, `first part after ${first.toFixed(0)} ms, the end after ${ended.toFixed(0)} ms`).to.be.below(ended - 500);
+        // The connection is the client library's again.
+        expect((await client.query('select 1 as one')).rows).to.deep.equal([{ one: 1 }]);
+      } finally {
+        await client.end();
+      }
+    });
+
     it('answers 400 with the database error when the statement fails in its first rows, not a broken 200', async () => {
       const r = await runQuery(t, f.db, `with recursive r(n) as (select 1 union all select n + 1 from r where n < 10) select 1 / (n - 3) from r`, { format: 'JSON' });
       expect(r.status).to.equal(400);
@@ -249,22 +278,27 @@ describe('Query interface: result formats', () => {
           const frames = new CopyFrames(c.format);
           const out: Buffer[] = [];
           let rest: Buffer | undefined;
-          // Odd rounds write into one buffer, each part after the last, as CopyOut gathers them.
-          const target = round % 2 ? Buffer.alloc(4096, '#') : undefined;
+          // Odd rounds write into one buffer, each part after the last, as CopyOut gathers them; even rounds each part
+          // into a buffer of exactly its room.
+          const gathered = Buffer.alloc(4096, '#');
           let pos = 3;
           for (let at = 0; at < stream.length && rest === undefined;) {
             const size = round === 0 ? 1 : 1 + random(round * 4);
             const room = frames.room(size);
-            const r = frames.take(stream.subarray(at, at + size), target, pos);
-            expect(r.out.length).to.be.at.most(room);
-            if (target && r.out.buffer === target.buffer) {
-              expect(r.out.byteOffset - target.byteOffset).to.equal(pos);
-              pos += r.out.length;
-              expect(target[pos], 'nothing written past out').to.equal(0x23);
-            } else if (target) {
-              target.fill('#', pos); // XML text with characters replaced came in a buffer of its own
+            const target = round % 2 ? gathered : Buffer.alloc(room + 1, '#');
+            const from = round % 2 ? pos : 0;
+            const r = frames.take(stream.subarray(at, at + size), target, from);
+            if (r.apart) {
+              expect(c.format).to.equal('XML'); // text with characters replaced
+              target.fill('#', from);
+            } else {
+              expect(r.part.buffer).to.equal(target.buffer);
+              expect(r.part.byteOffset - target.byteOffset).to.equal(from);
+              expect(r.part.length).to.be.at.most(room);
+              expect(target[from + r.part.length], 'nothing written past the part').to.equal(0x23);
+              if (round % 2) pos += r.part.length;
             }
-            out.push(r.out);
+            out.push(r.part);
             at += size;
             if (r.rest) {
               expect(r.done).to.equal(true);
@@ -279,8 +313,9 @@ describe('Query interface: result formats', () => {
       // An error: what the server says from there on is the client library's, and COPY is not over.
       const frames = new CopyFrames('CSV');
       const error = message('E', Buffer.from('SERROR\0\0'));
-      const r = frames.take(Buffer.concat([message('H', Buffer.from([0, 0, 1, 0, 0])), message('d', Buffer.from('1\n')), error, after]));
-      expect(r.out.toString()).to.equal('1\r\n');
+      const chunk = Buffer.concat([message('H', Buffer.from([0, 0, 1, 0, 0])), message('d', Buffer.from('1\n')), error, after]);
+      const r = frames.take(chunk, Buffer.alloc(frames.room(chunk.length)), 0);
+      expect(r.part.toString()).to.equal('1\r\n');
       expect(r.done).to.equal(false);
       expect(r.rest).to.deep.equal(Buffer.concat([error, after]));
     });
