@@ -6,9 +6,10 @@ import type { Context, Next } from 'koa';
 import { createError } from './errors.ts';
 import type { Authenticator } from './auth/middleware.ts';
 import type { Databases } from './storage/databases.ts';
+import type { JsonBodyReader } from './body.ts';
 
 /** `dropped`: tells what remembers users of a database (sign-ins) that they are gone. */
-export function adminRoutes({ databases, authenticator, dropped }: { databases: Databases; authenticator: Authenticator; dropped(db: string): void }) {
+export function adminRoutes({ databases, authenticator, readJson, dropped }: { databases: Databases; authenticator: Authenticator; readJson: JsonBodyReader; dropped(db: string): void }) {
   return async function admin(ctx: Context, next: Next) {
     const match = /^\/api\/admin\/databases(?:\/([^/]+))?\/?$/.exec(ctx.path);
     if (!match) return next();
@@ -22,6 +23,7 @@ export function adminRoutes({ databases, authenticator, dropped }: { databases: 
       return;
     }
     if (name === undefined && ctx.method === 'POST') {
+      await readJson(ctx, 'ADMINISTRATOR');
       const body = ctx.request.body as { name?: unknown } | undefined;
       if (!body || typeof body !== 'object' || typeof body.name !== 'string') {
         throw createError('INVALID_PAYLOAD', { type: 'database', action: 'actionCreate' }, [{ path: 'name', key: 'mandatory' }]);

@@ -5,14 +5,14 @@
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import Koa, { type Context, type Next } from 'koa';
+import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
-import { koaBody } from 'koa-body';
 import pino, { type Logger } from 'pino';
 import type { Knex } from 'knex';
 import type { Config } from './config.ts';
 import { InteractiveGate } from './interactive.ts';
 import { createError, errorMiddleware, isDatabaseUnavailable } from './errors.ts';
+import { jsonBodyReader } from './body.ts';
 import { loadGenerated, type Generated } from './generated.ts';
 import { openStorage, type Storage } from './storage/connection.ts';
 import { migrateControl, PluginMigrations } from './storage/migrations.ts';
@@ -46,21 +46,6 @@ export interface Service {
 export interface ServiceOptions {
   plugins: PluginManifest[];
   log?: Logger;
-}
-
-/** Requests with a body must say it is JSON; koa-body parses it within the configured limit. */
-function jsonBody(limitBytes: number) {
-  const parse = koaBody({ json: true, multipart: false, urlencoded: false, text: false, jsonLimit: limitBytes, jsonStrict: true, parsedMethods: ['POST', 'PUT', 'PATCH'] as never });
-  return async (ctx: Context, next: Next) => {
-    if (['POST', 'PUT', 'PATCH'].includes(ctx.method)) {
-      const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
-      if (hasBody && !ctx.is('application/json', '+json')) {
-        throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type') || 'none', expected: 'application/json' });
-      }
-      if (Number(ctx.get('content-length') || 0) > limitBytes) throw createError('PAYLOAD_TOO_LARGE');
-    }
-    return parse(ctx, next);
-  };
 }
 
 export async function createService(config: Config, options: ServiceOptions): Promise<Service> {
@@ -103,11 +88,11 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   const apiRouter = new Router({ prefix: '/api/:db' });
   const restExtensions: RestExtension[] = [];
   let customProperties: CustomPropertiesCheck | undefined;
-  const parseJson = jsonBody(config.bodyLimitBytes);
+  const readJson = jsonBodyReader(config.bodyLimitBytes);
   const interactive = new InteractiveGate();
   const host: PluginHost = {
     config, knex, storage, databases, log, directory, router: pluginRouter, api: apiRouter,
-    jsonBody: parseJson,
+    jsonBody: readJson,
     interactive,
     bulk: (ctx) => (ctx.state.leaveInteractive as ((bulk: boolean) => void) | undefined)?.(true),
     addRestExtension: (extension) => restExtensions.push(extension),
@@ -214,10 +199,10 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     return next();
   });
 
-  const admin = adminRoutes({ databases, authenticator, dropped: (db) => restDeps.changed(db, ['Tenant', 'User']) });
+  const admin = adminRoutes({ databases, authenticator, readJson, dropped: (db) => restDeps.changed(db, ['Tenant', 'User']) });
   app.use(async function adminApi(ctx, next) {
     if (!ctx.path.startsWith('/api/admin/')) return next();
-    return parseJson(ctx, () => admin(ctx, next));
+    return admin(ctx, next);
   });
 
   app.use(async function rest(ctx, next) {
@@ -241,9 +226,9 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
       }
       return handleRest(ctx, restDeps, ctx.state.principal, db.name, segments, { base: base(ctx), db: db.name });
     };
-    // Reads carry no body to parse.
-    if (ctx.method === 'GET' || ctx.method === 'HEAD' || ctx.method === 'DELETE') return handle();
-    await parseJson(ctx, handle);
+    // Nothing in /rest can be written below EDITOR: a READ_ONLY caller's body is refused unread.
+    if (ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH') await readJson(ctx, 'EDITOR');
+    return handle();
   });
   // The plugins' interfaces of a database (query, profiles): authenticated like /rest.
   const apiRoutes = apiRouter.routes();

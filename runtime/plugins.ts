@@ -17,7 +17,8 @@ import type { Storage } from './storage/connection.ts';
 import type { Databases } from './storage/databases.ts';
 import type { Principal } from './auth/types.ts';
 import type { CustomPropertiesCheck } from './rest/writer.ts';
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
+import type { JsonBodyReader } from './body.ts';
 
 /** Keeps a write-only property (e.g. a password) outside the objects table, in the write's transaction. */
 export type SecretHandler = (write: { trx: Knex.Transaction; db: string; object: StoredObject; value: unknown }) => Promise<Violation[] | void>;
@@ -53,8 +54,12 @@ export interface PluginHost {
    * set. Bodies are not parsed; use `jsonBody` for JSON.
    */
   api: Router;
-  /** Parses a JSON body within the configured limit (415 / 413 / 400 as the REST interface does). */
-  jsonBody(ctx: Context, next: Next): Promise<unknown>;
+  /**
+   * Reads a JSON body into `ctx.request.body` within the configured limit
+   * (415 / 413 / 400 as the REST interface does), after refusing (403) a
+   * caller below `level`, the least access level that can write there.
+   */
+  jsonBody: JsonBodyReader;
   /** Requests in flight that someone waits for: bulk work calls `interactive.pause()` before each part it hands on. */
   interactive: InteractiveGate;
   /** This request's answer is bulk work (a streamed export): it no longer holds bulk work back. */

@@ -12,6 +12,8 @@
  */
 import type { Context } from 'koa';
 import { createError } from '../../runtime/errors.ts';
+import { bodyError, decodedBody, type DecodedBody } from '../../runtime/body.ts';
+import type { AccessLevel } from '../../runtime/auth/types.ts';
 import { cleanFilename, parseDisposition } from './disposition.ts';
 
 export interface UploadedFile {
@@ -46,13 +48,15 @@ export function boundaryOf(contentType: string): string | null {
   return m ? (m[1] ?? m[2]) : '';
 }
 
-export async function readSingleFile(ctx: Context, limit: number): Promise<UploadedFile> {
+/** `level`: the least access level that may upload here; a caller below it gets 403 before a byte is read. */
+export async function readSingleFile(ctx: Context, limit: number, level: AccessLevel): Promise<UploadedFile> {
+  const decoded = decodedBody(ctx, level);
   const boundary = boundaryOf(ctx.get('content-type'));
   if (boundary === null) {
     throw bad('profileMultipartRequired');
   }
   if (!boundary) throw bad('profileMalformedMultipart');
-  const body = await readBody(ctx, limit + OVERHEAD, limit);
+  const body = await readBody(ctx, decoded, limit + OVERHEAD, limit);
   return singlePart(splitParts(body, boundary), limit);
 }
 
@@ -62,24 +66,25 @@ export async function readSingleFile(ctx: Context, limit: number): Promise<Uploa
  * closes the connection. The request stream is never destroyed here, so the
  * error answer can still be written.
  */
-function readBody(ctx: Context, max: number, limit: number): Promise<Buffer> {
+function readBody(ctx: Context, decoded: DecodedBody, max: number, limit: number): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || NaN);
   if (declared > DRAIN_LIMIT) return Promise.reject(tooLarge(limit, true));
-  const req = ctx.req;
+  const { req } = ctx;
+  const body = decoded.stream;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let total = 0;
     const stop = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
       req.off('close', onClose);
     };
     const onData = (chunk: Buffer) => {
       total += chunk.length;
       if (total > DRAIN_LIMIT) {
         stop();
-        req.pause();
+        body.pause();
         reject(tooLarge(limit, true));
       } else if (total <= max) {
         chunks.push(chunk);
@@ -92,13 +97,16 @@ function readBody(ctx: Context, max: number, limit: number): Promise<Buffer> {
     };
     const onError = (err: Error) => {
       stop();
-      reject(err);
+      reject(bodyError(err, decoded));
     };
     // A client that goes away before the end leaves nothing to answer; nothing is stored.
-    const onClose = () => onError(bad('profileIncomplete'));
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
+    const onClose = () => {
+      // A decoded body may still be on its way after the request ended.
+      if (!req.complete) onError(bad('profileIncomplete'));
+    };
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onError);
     req.on('close', onClose);
   });
 }

@@ -8,7 +8,6 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type Router from '@koa/router';
 import { createError } from '../../runtime/errors.ts';
-import { requireLevel } from '../../runtime/auth/middleware.ts';
 import type { Principal } from '../../runtime/auth/types.ts';
 import type { Metamodel } from '../../runtime/metamodel/model.ts';
 import type { AnnotationCache } from './cache.ts';
@@ -44,8 +43,7 @@ export function profileRoutes(api: Router, o: ProfileRoutesOptions) {
     if (lookup(o.standard, name)) throw createError('FORBIDDEN', {}, [{ path: 'name', key: 'profileStandardReadOnly', params: { name } }]);
     const profile = lookup(TENANT_PROFILES, name);
     if (!profile) throw createError('OBJECT_NOT_FOUND', { type: 'profile', key: name }, [{ path: 'name', key: 'profileNotFound', params: { name } }]);
-    requireLevel(principal, 'ADMINISTRATOR');
-    const file = await readSingleFile(ctx as unknown as Context, o.limit);
+    const file = await readSingleFile(ctx as unknown as Context, o.limit, 'ADMINISTRATOR');
     const read = readProfile(profile.kind, file.bytes, o.model);
     if (!read.ok) throw createError('BAD_REQUEST', {}, read.violations);
     const store = new ProfileStore(o.knex, db);

@@ -147,7 +147,7 @@ export function registerRoutes(deps: RouteDeps) {
   async function prepare(ctx: Context) {
     const principal = administrator(ctx);
     const db = ctx.state.db as DatabaseInfo;
-    await host.jsonBody(ctx, async () => undefined);
+    await host.jsonBody(ctx, 'ADMINISTRATOR');
     const sql = sqlOf(ctx);
     const format = formatOf(ctx);
     const language = resultLanguage(ctx, host.config.language);
@@ -246,7 +246,7 @@ export function registerRoutes(deps: RouteDeps) {
     const principal = administrator(ctx);
     if (!principal.systemAdmin) throw createError('FORBIDDEN');
     const db = ctx.state.db as DatabaseInfo;
-    await host.jsonBody(ctx, async () => undefined);
+    await host.jsonBody(ctx, 'ADMINISTRATOR');
     const body = ctx.request.body as unknown;
     const invalid = (path: string, key: string, params: Record<string, unknown> = {}) =>
       createError('INVALID_PAYLOAD', { type: 'settings', action: 'actionUpdate' }, [{ path, key, params }]);

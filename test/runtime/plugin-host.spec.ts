@@ -14,7 +14,8 @@ const probe: PluginManifest = {
     host.api.get('/probe/:word', (ctx) => {
       ctx.body = { word: ctx.params.word, db: ctx.state.db.name, loginId: ctx.state.principal.loginId };
     });
-    host.api.post('/probe', host.jsonBody, (ctx) => {
+    host.api.post('/probe', async (ctx) => {
+      await host.jsonBody(ctx, 'READ_ONLY');
       ctx.body = { echo: ctx.request.body };
     });
     host.addRestExtension(({ ctx, segments, principal }) => {
