@@ -42,25 +42,55 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
+/** An error payload lists this many violations at most, and says how many more there were. */
+export const MAX_VIOLATIONS = 100;
+
+/** Parameters and paths echo the request (a label, a type name, a content type): each is cut to this many characters. */
+const MAX_ECHO = 500;
+
+/**
+ * The violations of one request: the first MAX_VIOLATIONS are kept, the
+ * rest only counted, so that a payload of a million bad items costs no more
+ * memory than its first hundred.
+ */
+export class ViolationList {
+  readonly kept: Violation[] = [];
+  omitted = 0;
+
+  push(...violations: Violation[]): void {
+    for (const v of violations) {
+      if (this.kept.length < MAX_VIOLATIONS) this.kept.push(v);
+      else this.omitted++;
+    }
+  }
+
+  get length(): number {
+    return this.kept.length + this.omitted;
+  }
+}
+
 export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly params: Record<string, unknown>;
   readonly violations: Violation[];
+  /** Violations counted but not kept (ViolationList). */
+  readonly violationsOmitted: number;
   readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, params: Record<string, unknown> = {}, violations: Violation[] = [], headers: Record<string, string> = {}) {
-    super(`${code} ${JSON.stringify(params)}`);
+  constructor(code: ErrorCode, params: Record<string, unknown> = {}, violations: Violation[] | ViolationList = [], headers: Record<string, string> = {}) {
+    super(`${code} ${JSON.stringify(params).slice(0, MAX_ECHO)}`);
     this.code = code;
     this.status = ERRORS[code].status;
     this.params = params;
-    this.violations = violations;
+    this.violations = violations instanceof ViolationList ? violations.kept : violations;
+    this.violationsOmitted = violations instanceof ViolationList ? violations.omitted : 0;
     this.headers = headers;
   }
 }
 
 export function createError(
-  code: ErrorCode, params: Record<string, unknown> = {}, violations: Violation[] = [], headers: Record<string, string> = {},
+  code: ErrorCode, params: Record<string, unknown> = {}, violations: Violation[] | ViolationList = [], headers: Record<string, string> = {},
 ): ServiceError {
   return new ServiceError(code, params, violations, headers);
 }
@@ -84,20 +114,40 @@ export function errorMiddleware(options: { log: { error: (o: object, m: string) 
     } catch (err) {
       const error = toServiceError(err);
       if (error.status >= 500 && error.code !== 'UNAVAILABLE') options.log.error({ err }, 'request failed');
-      const language = languageOf(ctx, options.defaultLanguage);
       ctx.status = error.status;
       for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
-      ctx.body = {
-        statusCode: error.status,
-        method: ctx.method,
-        message: translate(language, ERRORS[error.code].key, error.params),
-        ...(error.violations.length
-          ? { violations: error.violations.map((v) => ({ message: translate(language, v.key, v.params ?? {}), path: v.path })) }
-          : {}),
-        _links: { self: selfLink(ctx.href) },
-      };
+      ctx.body = errorPayload(ctx, error, languageOf(ctx, options.defaultLanguage));
     }
   };
+}
+
+/**
+ * The specification's error payload. However much the request got wrong,
+ * the payload stays small: at most MAX_VIOLATIONS violations (and
+ * `violationsOmitted`, the count of the others), every echoed text cut.
+ */
+function errorPayload(ctx: Context, error: ServiceError, language: Language) {
+  const shown = error.violations.slice(0, MAX_VIOLATIONS);
+  const omitted = error.violations.length - shown.length + error.violationsOmitted;
+  return {
+    statusCode: error.status,
+    method: ctx.method,
+    message: translate(language, ERRORS[error.code].key, bounded(error.params)),
+    ...(shown.length
+      ? { violations: shown.map((v) => ({ message: translate(language, v.key, bounded(v.params ?? {})), path: cut(v.path) })) }
+      : {}),
+    ...(omitted ? { violationsOmitted: omitted } : {}),
+    _links: { self: selfLink(ctx.href) },
+  };
+}
+
+function cut(text: string): string {
+  return text.length > MAX_ECHO ? `${text.slice(0, MAX_ECHO)}…` : text;
+}
+
+function bounded(params: Record<string, unknown>): Record<string, unknown> {
+  const text = (value: unknown) => (typeof value === 'string' || (typeof value === 'object' && value !== null) ? cut(String(value)) : value);
+  return Object.fromEntries(Object.entries(params).map(([name, value]) => [name, text(value)]));
 }
 
 /** Query parameters whose values are credentials by their name (`access_token`, `password`, `api_key` …). */

@@ -6,7 +6,7 @@ import { epochMillis } from '../versions.ts';
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import type { Metamodel } from '../metamodel/model.ts';
-import { createError, type Violation } from '../errors.ts';
+import { createError, ViolationList } from '../errors.ts';
 import type { Principal } from '../auth/types.ts';
 import { requireLevel } from '../auth/middleware.ts';
 import type { SecretHandler } from '../plugins.ts';
@@ -159,7 +159,7 @@ async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore
   }
   if (!existing && !creatable(deps.model, target.place)) throw notFound(target.place, target.key);
   const writer = writerOf(call, store);
-  const violations: Violation[] = [];
+  const violations = new ViolationList();
   const request = { payload: payloadOf(ctx), mode: ctx.method === 'PUT' ? 'put' : 'patch', place: target.place, existing, key: target.key } as const;
   const prepared = await writer.prepare(request, await store.now(), violations);
   await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place: target.place, creates: !existing });
@@ -184,7 +184,7 @@ async function writeList(call: Call, trx: Knex.Transaction, store: ObjectStore, 
   const { ctx, deps } = call;
   if (place.kind === 'children' && place.list.inverseOf) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD' });
   const writer = writerOf(call, store);
-  const violations: Violation[] = [];
+  const violations = new ViolationList();
   if (ctx.method === 'POST') {
     if (!creatable(deps.model, place)) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD, PUT, PATCH, DELETE' });
     const prepared = await writer.prepare({ payload: payloadOf(ctx), mode: 'post', place }, await store.now(), violations);
@@ -211,14 +211,20 @@ async function writeList(call: Call, trx: Knex.Transaction, store: ObjectStore, 
   ctx.body = halList(placeName(place), ctx.href, result.length, result.map((o) => render(call, o)));
 }
 
-/** Each item replaces or modifies the listed object it names by technical key or label, or is created. */
-async function prepareItems(call: Call, writer: Writer, store: ObjectStore, place: ListPlace, items: unknown[], existing: StoredObject[], violations: Violation[]) {
+/**
+ * Each item replaces or modifies the listed object it names by technical key
+ * or label, or is created. Once the error payload is full, the remaining
+ * items are only checked for what needs no database, to count them.
+ */
+async function prepareItems(call: Call, writer: Writer, store: ObjectStore, place: ListPlace, items: unknown[], existing: StoredObject[], violations: ViolationList) {
   const matches = matchItems(items, existing, call.deps.model, violations);
   const now = await store.now();
   const mode = call.ctx.method === 'PUT' ? 'put' : 'patch';
   const prepared: PreparedWrite[] = [];
   for (const [index, item] of items.entries()) {
-    const w = await writer.prepare({ payload: item, mode, place, existing: matches[index], index }, now, violations);
+    const draft = writer.draft({ payload: item, mode, place, existing: matches[index], index }, violations);
+    if (!draft || violations.omitted) continue;
+    const w = await writer.complete(draft, now, violations);
     if (w) prepared.push(w);
   }
   return prepared;
@@ -229,7 +235,7 @@ async function prepareItems(call: Call, writer: Writer, store: ObjectStore, plac
  * among the objects no key named, so that one item may rename an object and
  * another create a new one under its old label.
  */
-function matchItems(items: unknown[], existing: StoredObject[], model: Metamodel, violations: Violation[]): (StoredObject | undefined)[] {
+function matchItems(items: unknown[], existing: StoredObject[], model: Metamodel, violations: ViolationList): (StoredObject | undefined)[] {
   const byId = new Map(existing.map((o) => [o.id, o]));
   const fields = items.map((item) => (item && typeof item === 'object' && !Array.isArray(item) ? item as Record<string, unknown> : {}));
   const named = new Set<string>();
@@ -254,7 +260,7 @@ interface WriteBatch {
   prepared: PreparedWrite[];
   /** Objects the request removes (their descendants and dependents go with them). */
   leaving: StoredObject[];
-  violations: Violation[];
+  violations: ViolationList;
   place: ListPlace;
   /** Whether the request creates its object (POST, or PUT/PATCH of a missing object), for the message. */
   creates: boolean;
@@ -263,6 +269,8 @@ interface WriteBatch {
 /** Checks everything, then removes and writes; objects a write would not change keep their version. */
 async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore, writer: Writer, batch: WriteBatch) {
   const { prepared, violations } = batch;
+  // A full error payload is not made fuller by asking the database.
+  if (violations.omitted) assertNoViolations(violations, batch.place, batch.creates);
   await writer.checkReferences(prepared, violations);
   const leaving = await removalOf(call.deps.model, store, call.scope.tenant, batch.leaving);
   await writer.checkKeys(prepared, leaving.map((o) => o.id), violations);
@@ -281,7 +289,7 @@ async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore
 
 /** Write-only values go to the plugin that keeps them; its violations undo the whole request. */
 async function keepSecrets(call: Call, trx: Knex.Transaction, written: PreparedWrite[], batch: WriteBatch) {
-  const violations: Violation[] = [];
+  const violations = new ViolationList();
   for (const w of written) {
     for (const [name, value] of Object.entries(w.secrets)) {
       const handler = call.deps.secretHandlers.get(`${w.object.type}.${name}`);

@@ -1,6 +1,7 @@
 /**
  * Hostile request bodies (issue 16): prototype keys, compression that is not
- * what it says, bodies of callers who may not write.
+ * what it says, bodies of callers who may not write, error payloads that
+ * would echo megabytes back.
  */
 import http from 'node:http';
 import zlib from 'node:zlib';
@@ -167,6 +168,38 @@ describe('REST interface: hostile bodies', () => {
       await expectError(await put('compress', body), 415);
       r = await put('identity', body);
       expect(await r.json()).to.equal(false);
+    });
+  });
+
+  describe('error payloads', () => {
+    it('lists the first 100 violations and counts the rest, however long the list', async () => {
+      const items = `[${Array(300_000).fill('{}').join(',')}]`;
+      const r = await send('schemes', { method: 'PUT', body: items, headers: json });
+      const text = await r.text();
+      expect(r.status).to.equal(400);
+      expect(text.length).to.be.below(100_000);
+      const body = JSON.parse(text);
+      expect(body.violations).to.have.length(100);
+      expect(body.violations[0]).to.deep.equal({ path: '0.label', message: 'The property is mandatory.' });
+      expect(body.violationsOmitted).to.equal(300_000 - 100);
+      expect(Object.keys(body)).to.deep.equal(['statusCode', 'method', 'message', 'violations', 'violationsOmitted', '_links']);
+    });
+
+    it('has no violationsOmitted when all violations are listed', async () => {
+      const body = await expectError(await send('schemes', { method: 'PUT', json: [{}, {}] }), 400);
+      expect(body.violations).to.have.length(2);
+      expect(body).not.to.have.property('violationsOmitted');
+    });
+
+    it('cuts the texts it echoes: a type name, a path, a content type', async () => {
+      const long = 'X'.repeat(3 * 1024 * 1024);
+      let body = await expectError(await send('schemes', { method: 'POST', json: { _type: long, label: 'L' } }), 400);
+      expect(JSON.stringify(body).length).to.be.below(4000);
+      expect(body.violations[0].message).to.match(/^The type X{500}… is unknown\.$/);
+      body = await expectError(await send('schemes', { method: 'PUT', json: Array.from({ length: 200 }, () => ({ _type: 'Y'.repeat(20_000) })) }), 400);
+      expect(JSON.stringify(body).length).to.be.below(200_000);
+      body = await expectError(await send('schemes', { method: 'POST', body: 'x', headers: { 'content-type': `text/${'z'.repeat(8000)}` } }), 415);
+      expect(body.message.length).to.be.below(700);
     });
   });
 });
