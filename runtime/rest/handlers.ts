@@ -15,7 +15,7 @@ import { halList, halObject, halStored, objectHref, type Links } from './hal.ts'
 import { placeItemType, placeName, placeTypes, resolvePath, type ListPlace, type PathKey, type Scope, type Target } from './paths.ts';
 import { resolvePathAt } from './as-of.ts';
 import { listItems, pagedAsOf, readList } from './lists.ts';
-import { assertNoViolations, changesNothing, itemPath, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
+import { assertNoViolations, changesNothing, isForeign, itemPath, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
 import { removalOf } from './removal.ts';
 
 export interface RestDeps {
@@ -158,12 +158,20 @@ async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore
     return;
   }
   if (!existing && !creatable(deps.model, target.place)) throw notFound(target.place, target.key);
+  if (!existing && await keyOfOtherTenant(call, store, target.key)) throw notFound(target.place, target.key);
   const writer = writerOf(call, store);
   const violations = new ViolationList();
   const request = { payload: payloadOf(ctx), mode: ctx.method === 'PUT' ? 'put' : 'patch', place: target.place, existing, key: target.key } as const;
   const prepared = await writer.prepare(request, await store.now(), violations);
   await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place: target.place, creates: !existing });
   respondWithObject(call, prepared!.object, !existing);
+}
+
+/** A technical key in the path that another tenant has or had answers as one that names nothing: what other tenants hold is not the caller's to learn. */
+async function keyOfOtherTenant(call: Call, store: ObjectStore, key: PathKey): Promise<boolean> {
+  if (!key.isId || call.scope.allTenants) return false;
+  const use = (await store.keyUses([key.value.toLowerCase()])).values().next().value;
+  return !!use && isForeign(use, call.scope.tenant);
 }
 
 /** The parsed request body; undefined when the request has none (the body parser would give `{}`). */
@@ -273,7 +281,7 @@ async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore
   if (violations.omitted) assertNoViolations(violations, batch.place, batch.creates);
   await writer.checkReferences(prepared, violations);
   const leaving = await removalOf(call.deps.model, store, call.scope.tenant, batch.leaving);
-  await writer.checkKeys(prepared, leaving.map((o) => o.id), violations);
+  await writer.checkKeys(prepared, leaving.map((o) => o.id), violations, call.scope.allTenants);
   assertNoViolations(violations, batch.place, batch.creates);
   await store.remove(leaving, call.principal.loginId);
   for (const w of prepared) if (changesNothing(w)) w.object = w.existing!;

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Metamodel, TypeDef } from '../metamodel/model.ts';
 import { SYSTEM_PROPERTIES, WRITABLE_SYSTEM_PROPERTIES } from '../metamodel/model.ts';
 import { createError, type Violation, ViolationList } from '../errors.ts';
-import type { ObjectStore, StoredObject } from '../storage/objects.ts';
+import type { KeyUse, ObjectStore, StoredObject } from '../storage/objects.ts';
 import { violationsOf } from '../validation.ts';
 import { placeItemType, placeName, placeTypes, type ListPlace, type PathKey, UUID } from './paths.ts';
 
@@ -349,20 +349,30 @@ export class Writer {
   /**
    * Checks the keys that must be unique: a new object's technical key in the
    * whole database, and every label among its siblings. Objects in `leaving`
-   * (removed by the same request) give up their labels.
+   * (removed by the same request) give up their labels. A key another
+   * tenant has or had is refused without saying so (`idUnavailable`), unless
+   * the caller sees every tenant: that it exists is theirs to know.
    */
-  async checkKeys(prepared: PreparedWrite[], leaving: string[], violations: ViolationList): Promise<void> {
+  async checkKeys(prepared: PreparedWrite[], leaving: string[], violations: ViolationList, allTenants: boolean): Promise<void> {
     const created = prepared.filter((w) => !w.existing);
-    const taken = await this.store.takenIds(created.map((w) => w.object.id));
-    for (const w of created) if (taken.has(w.object.id)) violations.push({ path: itemPath(w.index, 'id'), key: 'idTaken' });
-    // A re-created object continues the version count of the one deleted before.
-    const last = await this.store.lastVersions(created.map((w) => w.object.id));
-    for (const w of created) w.object.version = (last.get(w.object.id) ?? 0) + 1;
+    const uses = await this.store.keyUses(created.map((w) => w.object.id));
+    for (const w of created) {
+      const use = uses.get(w.object.id);
+      if (use && !allTenants && isForeign(use, this.tenant)) violations.push({ path: itemPath(w.index, 'id'), key: 'idUnavailable' });
+      else if (use?.liveTenant) violations.push({ path: itemPath(w.index, 'id'), key: 'idTaken' });
+      // A re-created object continues the version count of the one deleted before.
+      w.object.version = (use?.lastVersion ?? 0) + 1;
+    }
     violations.push(...duplicateLabels(prepared));
     const written = prepared.map((w) => w.object);
     const clashing = await this.store.labelClashes(written, [...leaving, ...written.map((o) => o.id)]);
     for (const i of clashing) violations.push({ path: itemPath(prepared[i].index, 'label'), key: 'labelTaken' });
   }
+}
+
+/** Whether a tenant other than the caller's has or had an object with the key. */
+export function isForeign(use: KeyUse, tenant: string): boolean {
+  return [...use.tenants].some((t) => t !== tenant);
 }
 
 function requestedId(body: Record<string, unknown>): string | undefined {

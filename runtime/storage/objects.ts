@@ -136,6 +136,14 @@ function recordset(objects: StoredObject[], rendered: (o: StoredObject) => Recor
 }
 
 /** A store bound to one database (schema) and one transaction or connection. */
+export interface KeyUse {
+  /** The tenant of the object that has the key now; absent when it was removed. */
+  liveTenant?: string;
+  /** Every tenant that has or had an object with the key. */
+  tenants: Set<string>;
+  lastVersion: number;
+}
+
 export class ObjectStore {
   private readonly s: string;
   private nowMs?: number;
@@ -303,18 +311,29 @@ export class ObjectStore {
     return r.rows.map(fromRow);
   }
 
-  /** Which of the technical keys any object of any tenant has: a key is unique in the whole database. */
-  async takenIds(ids: string[]): Promise<Set<string>> {
-    if (!ids.length) return new Set();
-    const r = await this.q.raw(`select id from ${this.s}.objects where id = any(?::uuid[])`, [ids]);
-    return new Set(r.rows.map((x: { id: string }) => x.id));
-  }
-
-  /** The last version in history of objects that existed once: a re-created object continues its count. */
-  async lastVersions(ids: string[]): Promise<Map<string, number>> {
-    if (!ids.length) return new Map();
-    const r = await this.q.raw(`select id, max(version)::int as version from ${this.s}.history where id = any(?::uuid[]) group by id`, [ids]);
-    return new Map(r.rows.map((x: { id: string; version: number }) => [x.id, x.version]));
+  /**
+   * Who has used each technical key: the tenant of the object that has it
+   * now (a key is unique in the whole database), every tenant whose history
+   * holds it, and its last version there (a re-created object continues the
+   * count). Keys never used are absent.
+   */
+  async keyUses(ids: string[]): Promise<Map<string, KeyUse>> {
+    const uses = new Map<string, KeyUse>();
+    if (!ids.length) return uses;
+    const r = await this.q.raw(
+      `select id, tenant, true as live, 0 as version from ${this.s}.objects where id = any(?::uuid[])
+       union all
+       select id, tenant, false, max(version)::int from ${this.s}.history where id = any(?::uuid[]) group by id, tenant`,
+      [ids, ids],
+    );
+    for (const row of r.rows as { id: string; tenant: string; live: boolean; version: number }[]) {
+      const use = uses.get(row.id) ?? { tenants: new Set<string>(), lastVersion: 0 };
+      use.tenants.add(row.tenant);
+      if (row.live) use.liveTenant = row.tenant;
+      use.lastVersion = Math.max(use.lastVersion, row.version);
+      uses.set(row.id, use);
+    }
+    return uses;
   }
 
   /**
