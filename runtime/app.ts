@@ -13,6 +13,7 @@ import type { Config } from './config.ts';
 import { InteractiveGate } from './interactive.ts';
 import { createError, errorMiddleware, isDatabaseUnavailable } from './errors.ts';
 import { jsonBodyReader } from './body.ts';
+import { usePublicUrl, withServer } from './public-url.ts';
 import { loadGenerated, type Generated } from './generated.ts';
 import { openStorage, type Storage } from './storage/connection.ts';
 import { migrateControl, PluginMigrations } from './storage/migrations.ts';
@@ -130,6 +131,9 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
 
   const app = new Koa();
   app.proxy = config.env.SERVICE_TRUST_PROXY === 'true';
+  if (config.publicUrl) usePublicUrl(app, config.publicUrl);
+  const openapi = { yaml: generated.openapiYaml, json: generated.openapiJson };
+  const described = config.publicUrl ? withServer(openapi, `${config.publicUrl}${config.contextPath}`) : openapi;
   const base = (ctx: Context) => `${ctx.protocol}://${ctx.host}${config.contextPath}`;
 
   app.use(async function requestLog(ctx, next) {
@@ -184,12 +188,12 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     }
     if (ctx.path === '/specification/openapi.yaml') {
       ctx.type = 'application/yaml';
-      ctx.body = generated.openapiYaml;
+      ctx.body = described.yaml;
       return;
     }
     if (ctx.path === '/specification/openapi.json') {
       ctx.type = 'application/json';
-      ctx.body = generated.openapiJson;
+      ctx.body = described.json;
       return;
     }
     return next();

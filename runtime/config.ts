@@ -25,6 +25,8 @@ export interface Config {
   generatedDir: string;
   logLevel: string;
   shutdownTimeoutMs: number;
+  /** SERVICE_PUBLIC_URL: scheme, host and port clients reach the service at; links use it instead of Host. */
+  publicUrl?: string;
   /** Everything the plugins read, by its SERVICE_* name. */
   env: Record<string, string | undefined>;
 }
@@ -46,6 +48,21 @@ export function booleanSetting(env: Record<string, string | undefined>, name: st
   if (text === 'true') return true;
   if (text === 'false') return false;
   throw new ConfigError(name, 'must be true or false');
+}
+
+/** An origin (scheme, host, port) with no path, query, fragment or credentials: the context path is added to it. */
+function publicUrlOf(env: Record<string, string | undefined>): string | undefined {
+  const text = env.SERVICE_PUBLIC_URL?.trim();
+  if (!text) return undefined;
+  const refuse = () => new ConfigError('SERVICE_PUBLIC_URL', 'must be an absolute http:// or https:// URL of host and optional port, without path, query, fragment or user (e.g. https://metadata.example.com)');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw refuse();
+  }
+  if (!/^https?:$/.test(url.protocol) || url.username || url.password || url.pathname !== '/' || /[?#]/.test(text)) throw refuse();
+  return url.origin;
 }
 
 export function loadConfig(env: Record<string, string | undefined>): Config {
@@ -78,6 +95,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     generatedDir: env.SERVICE_GENERATED_DIR || DEFAULT_GENERATED_DIR,
     logLevel: env.SERVICE_LOG_LEVEL || 'info',
     shutdownTimeoutMs: integer(env, 'SERVICE_SHUTDOWN_TIMEOUT', 10_000, 0, 600_000),
+    publicUrl: publicUrlOf(env),
     env: { ...env },
   };
 }
