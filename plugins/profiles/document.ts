@@ -5,7 +5,7 @@
  * so that an administrator can fix the file in an editor. Nothing here
  * stores anything; a file with any problem is refused whole.
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { ErrorObject } from 'ajv';
 import type { Metamodel } from '../../runtime/metamodel/model.ts';
 import type { Violation } from '../../runtime/errors.ts';
@@ -15,6 +15,23 @@ import { UNSTORABLE } from './values.ts';
 
 /** More problems than this are summarized: a file that wrong needs a look as a whole. */
 const MAX_PROBLEMS = 50;
+
+/**
+ * Aliases a file may use. Each one costs the yaml package a walk over the
+ * document when it is resolved, so a file of many costs time by the square
+ * of its size (650 kB with 60,000 aliases: 40 s); real annotation files use
+ * a few, if any (SnakeYAML, the original product's parser, allows 50 to
+ * collections).
+ */
+export const MAX_ALIASES = 100;
+
+/**
+ * Values aliases may add to the document. An alias shares its value in the
+ * parsed document, but everything after reading (the checks, the stored
+ * JSON, the compiled annotations) sees it written out: a 500 kB mapping
+ * aliased 100 times would be stored as 50 MB.
+ */
+export const MAX_ALIAS_EXPANSION = 100_000;
 
 export type Position = {
   line: number;
@@ -36,7 +53,8 @@ export function readProfile(kind: ProfileKind, bytes: Buffer, model: Metamodel):
     return refuse([{ path: '', key: 'profileNotUtf8' }]);
   }
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
+  // Keys are checked for uniqueness below: the yaml package compares each key with all before it.
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false, strict: true });
   const position = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
@@ -44,15 +62,19 @@ export function readProfile(kind: ProfileKind, bytes: Buffer, model: Metamodel):
   if (doc.errors.length) {
     return refuse(doc.errors.map((e) => ({ path: '', key: 'profileYamlError', params: { ...position(e.pos[0]), detail: firstLine(e.message) } })));
   }
+  const structure = structureProblem(doc);
+  if (structure) return refuse([{ path: '', key: structure.key, params: { ...position(structure.offset), ...structure.params } }]);
   if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) {
     return refuse([{ path: '', key: 'profileNoDocument' }]);
   }
   let document: unknown;
   try {
-    document = doc.toJS({ maxAliasCount: 100 });
+    // The package's own alias count walks the document per alias; MAX_ALIASES and MAX_ALIAS_EXPANSION bound aliases instead.
+    document = doc.toJS({ maxAliasCount: -1 });
   } catch (err) {
     return refuse([{ path: '', key: 'profileYamlError', params: { line: 1, column: 1, detail: firstLine(String((err as Error).message)) } }]);
   }
+  if (addedByAliases(document) > MAX_ALIAS_EXPANSION) return refuse([{ path: '', key: 'profileAliasesExpand', params: { limit: MAX_ALIAS_EXPANSION } }]);
   const unstorable = firstUnstorable(doc);
   if (unstorable !== undefined) return refuse([{ path: '', key: 'profileUnstorableText', params: position(unstorable) }]);
   const at = locator(doc, position);
@@ -68,6 +90,49 @@ function refuse(violations: Violation[]): ReadResult {
     || Number(a.params?.column ?? 0) - Number(b.params?.column ?? 0));
   if (sorted.length <= MAX_PROBLEMS) return { ok: false, violations: sorted };
   return { ok: false, violations: [...sorted.slice(0, MAX_PROBLEMS), { path: '', key: 'profileTooManyProblems', params: { count: sorted.length - MAX_PROBLEMS } }] };
+}
+
+/** The first key given twice in a mapping, or the first alias beyond the limit: one walk over the document. */
+function structureProblem(doc: Document): { key: string; offset: number; params?: Record<string, unknown> } | undefined {
+  let found: { key: string; offset: number; params?: Record<string, unknown> } | undefined;
+  let aliases = 0;
+  visit(doc, {
+    Map(_key, node) {
+      const seen = new Set<unknown>();
+      for (const pair of node.items) {
+        if (!isScalar(pair.key)) continue;
+        if (seen.has(pair.key.value)) {
+          found = { key: 'profileYamlError', offset: pair.key.range?.[0] ?? 0, params: { detail: 'Map keys must be unique' } };
+          return visit.BREAK;
+        }
+        seen.add(pair.key.value);
+      }
+      return undefined;
+    },
+    Alias(_key, node) {
+      if (++aliases <= MAX_ALIASES) return undefined;
+      found = { key: 'profileTooManyAliases', offset: node.range?.[0] ?? 0, params: { limit: MAX_ALIASES } };
+      return visit.BREAK;
+    },
+  });
+  return found;
+}
+
+/** How many values the document has written out beyond those it has (shared values counted once per use). */
+function addedByAliases(document: unknown): number {
+  const sizes = new Map<object, number>();
+  let unique = 0;
+  const size = (value: unknown): number => {
+    if (value === null || typeof value !== 'object') return 1;
+    const known = sizes.get(value);
+    if (known !== undefined) return known;
+    const children = Array.isArray(value) ? value : Object.values(value);
+    unique += children.length;
+    const total = children.reduce((sum: number, child) => sum + size(child), 1);
+    sizes.set(value, total);
+    return total;
+  };
+  return size(document) - unique - 1;
 }
 
 /** Where the first text the database could not keep starts. */
@@ -92,13 +157,24 @@ function firstLine(message: string): string {
 
 /** Finds the node of a path; keys are compared as text, as the parsed document has them. */
 function locator(doc: Document, position: (offset: number) => Position): Locator {
+  // Each mapping's keys are indexed once: a file with thousands of problems in one mapping is located in linear time.
+  const indexes = new WeakMap<YAMLMap, Map<string, Pair>>();
+  const pairOf = (map: YAMLMap, key: string): Pair | undefined => {
+    let index = indexes.get(map);
+    if (!index) {
+      index = new Map();
+      for (const p of map.items as Pair[]) if (!index.has(keyText(p.key))) index.set(keyText(p.key), p);
+      indexes.set(map, index);
+    }
+    return index.get(key);
+  };
   return (path, at = 'value') => {
     let node: unknown = doc.contents;
     let pair: Pair | undefined;
     for (const segment of path) {
       pair = undefined;
       if (isMap(node)) {
-        pair = node.items.find((p) => keyText(p.key) === String(segment));
+        pair = pairOf(node, String(segment));
         node = pair?.value;
       } else if (isSeq(node)) {
         node = node.items[Number(segment)];

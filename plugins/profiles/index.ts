@@ -12,6 +12,7 @@ import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
 import { AnnotationCache } from './cache.ts';
 import { loadStandardProfiles } from './catalog.ts';
 import { CustomPropertiesChecker } from './check.ts';
+import { ProfileReader } from './reader.ts';
 import { profileRoutes } from './routes.ts';
 import { MIGRATIONS } from './store.ts';
 import './messages.ts';
@@ -42,6 +43,8 @@ export const manifest: PluginManifest = {
     host.addDatabaseMigrations('profiles', MIGRATIONS);
     host.addRestExtension(checker.observe);
     host.setCustomPropertiesCheck(checker.check);
-    profileRoutes(host.api, { knex: host.knex, model, standard, cache, limit, log: host.log });
+    const reader = new ProfileReader(host.config.generatedDir);
+    host.onClose(() => reader.close());
+    profileRoutes(host.api, { knex: host.knex, reader, standard, cache, limit, log: host.log });
   },
 };

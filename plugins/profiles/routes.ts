@@ -9,17 +9,17 @@ import type { Logger } from 'pino';
 import type Router from '@koa/router';
 import { createError } from '../../runtime/errors.ts';
 import type { Principal } from '../../runtime/auth/types.ts';
-import type { Metamodel } from '../../runtime/metamodel/model.ts';
 import type { AnnotationCache } from './cache.ts';
 import { TENANT_PROFILES, type StandardProfile } from './catalog.ts';
 import { attachment } from './disposition.ts';
-import { readProfile } from './document.ts';
 import { readSingleFile } from './multipart.ts';
+import type { ProfileReader } from './reader.ts';
 import { ProfileStore } from './store.ts';
 
 export interface ProfileRoutesOptions {
   knex: Knex;
-  model: Metamodel;
+  /** Reads uploaded files off the event loop, with a deadline. */
+  reader: ProfileReader;
   standard: Record<string, StandardProfile>;
   cache: AnnotationCache;
   /** Largest file accepted, in bytes. */
@@ -44,7 +44,7 @@ export function profileRoutes(api: Router, o: ProfileRoutesOptions) {
     const profile = lookup(TENANT_PROFILES, name);
     if (!profile) throw createError('OBJECT_NOT_FOUND', { type: 'profile', key: name }, [{ path: 'name', key: 'profileNotFound', params: { name } }]);
     const file = await readSingleFile(ctx as unknown as Context, o.limit, 'ADMINISTRATOR');
-    const read = readProfile(profile.kind, file.bytes, o.model);
+    const read = await o.reader.read(profile.kind, file.bytes);
     if (!read.ok) throw createError('BAD_REQUEST', {}, read.violations);
     const store = new ProfileStore(o.knex, db);
     // The never-uploaded profile is its initial document: uploading that changes nothing.

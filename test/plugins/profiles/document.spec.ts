@@ -212,12 +212,18 @@ describe('profiles: reading annotation and profile files', () => {
       expect(v.key).to.equal('profileDeclaresCustom');
     });
 
-    it('an alias bomb without expanding it', () => {
-      const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
-      for (let i = 1; i < 12; i++) lines.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`);
+    it('an alias bomb without expanding it: more aliases than allowed, or fewer that would expand past the limit', () => {
+      const bomb = (levels: number) => {
+        const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
+        for (let i = 1; i < levels; i++) lines.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`);
+        return `${lines.join('\n')}\n`;
+      };
       const started = Date.now();
-      expect(refused('annotations', lines.join('\n') + '\n')[0].key).to.equal('profileYamlError');
+      expect(only('annotations', bomb(12))).to.deep.include({ key: 'profileTooManyAliases', params: { line: 12, column: 12, limit: 100 } });
+      // 90 aliases, 10^10 values written out.
+      expect(only('annotations', bomb(10))).to.deep.include({ key: 'profileAliasesExpand', params: { limit: 100_000 } });
       expect(Date.now() - started).to.be.below(2000);
+      expect(read('annotations', 'theme:\n  ja: &ja [ja, nein]\n  a: *ja\n  b: *ja\n').ok).to.equal(true);
     });
 
     it('many problems at once, sorted by position and summarized past fifty', () => {
