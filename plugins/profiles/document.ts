@@ -54,7 +54,7 @@ export function readProfile(kind: ProfileKind, bytes: Buffer, model: Metamodel):
   }
   const lineCounter = new LineCounter();
   // Keys are checked for uniqueness below: the yaml package compares each key with all before it.
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false, strict: true });
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false, strict: true, logLevel: 'error' });
   const position = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
@@ -118,14 +118,21 @@ function structureProblem(doc: Document): { key: string; offset: number; params?
   return found;
 }
 
-/** How many values the document has written out beyond those it has (shared values counted once per use). */
+/**
+ * How many values the document has written out beyond those it has (shared
+ * values counted once per use); infinitely many when an alias stands inside
+ * the value it names (`a: &a [*a]`).
+ */
 function addedByAliases(document: unknown): number {
+  const IN_PROGRESS = -1;
   const sizes = new Map<object, number>();
   let unique = 0;
   const size = (value: unknown): number => {
     if (value === null || typeof value !== 'object') return 1;
     const known = sizes.get(value);
+    if (known === IN_PROGRESS) return Infinity;
     if (known !== undefined) return known;
+    sizes.set(value, IN_PROGRESS);
     const children = Array.isArray(value) ? value : Object.values(value);
     unique += children.length;
     const total = children.reduce((sum: number, child) => sum + size(child), 1);

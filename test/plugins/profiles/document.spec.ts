@@ -224,6 +224,9 @@ describe('profiles: reading annotation and profile files', () => {
       expect(only('annotations', bomb(10))).to.deep.include({ key: 'profileAliasesExpand', params: { limit: 100_000 } });
       expect(Date.now() - started).to.be.below(2000);
       expect(read('annotations', 'theme:\n  ja: &ja [ja, nein]\n  a: *ja\n  b: *ja\n').ok).to.equal(true);
+      // An alias inside the value it names would be written out without end.
+      expect(only('annotations', 'theme:\n  a: &a [*a]\n')).to.deep.include({ key: 'profileAliasesExpand' });
+      expect(only('annotations', 'theme: &t\n  b: {c: *t}\n')).to.deep.include({ key: 'profileAliasesExpand' });
     });
 
     it('many problems at once, sorted by position and summarized past fifty', () => {
