@@ -21,7 +21,7 @@ import { requireLevel } from '../../runtime/auth/middleware.ts';
 import type { Directory, Principal } from '../../runtime/auth/types.ts';
 import { UUID } from '../../runtime/rest/paths.ts';
 import { ObjectStore, type StoredObject } from '../../runtime/storage/objects.ts';
-import { violationsOf } from '../../runtime/validation.ts';
+import { oversized, violationsOf } from '../../runtime/validation.ts';
 import type { Knex } from 'knex';
 import { AccessKeyStore, hashOf, newAccessKey, type KeyInfo } from './keys.ts';
 
@@ -29,14 +29,15 @@ export const MAX_DESCRIPTION = 1000;
 /** The latest time a JavaScript Date can hold. */
 const MAX_TIME = 8_640_000_000_000_000;
 
-const validateCreate = new Ajv({ allErrors: true, strict: false }).compile({
+const CREATE_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {
     description: { type: ['string', 'null'], maxLength: MAX_DESCRIPTION },
     expiresAt: { type: ['integer', 'null'], maximum: MAX_TIME },
   },
-});
+} as const;
+const validateCreate = new Ajv({ allErrors: true, strict: false }).compile(CREATE_SCHEMA);
 
 export interface KeysRestDeps {
   knex: Knex;
@@ -124,8 +125,9 @@ function payloadOf(ctx: Context): { description?: string | null; expiresAt?: num
   const body = hasBody ? ctx.request.body : {};
   const invalid = (violations: Violation[]) => createError('INVALID_PAYLOAD', { type: 'access key', action: 'actionCreate' }, violations);
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid([{ path: '', key: 'wrongType', params: { expected: 'object' } }]);
-  if (!validateCreate(body)) {
-    throw invalid(violationsOf(validateCreate.errors).map((v) => ({ path: v.path, ...violationKey(v.keyword, v.params) })));
+  const over = oversized(CREATE_SCHEMA, body);
+  if (over || !validateCreate(body)) {
+    throw invalid((over ? [over] : violationsOf(validateCreate.errors)).map((v) => ({ path: v.path, ...violationKey(v.keyword, v.params) })));
   }
   const { expiresAt } = body as { expiresAt?: number | null };
   if (typeof expiresAt === 'number' && expiresAt <= Date.now()) throw invalid([{ path: 'expiresAt', key: 'expiresInPast' }]);

@@ -20,7 +20,7 @@ import { accessRuleViolations, AccessRuleStore, decideAccess, type AccessRule } 
 import type { Directory, ExternalIdentity, Principal } from '../../runtime/auth/types.ts';
 import { UUID } from '../../runtime/rest/paths.ts';
 import { schemaOf } from '../../runtime/storage/migrations.ts';
-import { violationsOf } from '../../runtime/validation.ts';
+import { oversized, violationsOf } from '../../runtime/validation.ts';
 
 export interface RulesRestDeps {
   knex: Knex;
@@ -38,12 +38,13 @@ interface Call {
 }
 
 const TEXT = { type: 'string', minLength: 1, maxLength: 1024 };
-const validateExplain = new Ajv({ allErrors: true, strict: false }).compile({
+const EXPLAIN_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['loginId'],
   properties: { loginId: TEXT, groups: { type: 'array', maxItems: 1000, items: TEXT }, tenantId: TEXT },
-});
+} as const;
+const validateExplain = new Ajv({ allErrors: true, strict: false }).compile(EXPLAIN_SCHEMA);
 
 export async function handleAccessRules(deps: RulesRestDeps, call: Call, segments: string[]): Promise<boolean> {
   if (segments[0] !== 'tenants' || segments[2] !== 'accessRules' || segments.length > 4) return false;
@@ -87,8 +88,9 @@ async function tenantOf(knex: Knex, call: Call, key: string): Promise<{ id: stri
 }
 
 async function explain(deps: RulesRestDeps, call: Call, tenant: { id: string; label: string }, body: unknown) {
-  if (!validateExplain(body)) {
-    const violations = violationsOf(validateExplain.errors).map((v) => ({
+  const over = oversized(EXPLAIN_SCHEMA, body);
+  if (over || !validateExplain(body)) {
+    const violations = (over ? [over] : violationsOf(validateExplain.errors)).map((v) => ({
       path: v.path,
       key: v.keyword === 'required' || v.keyword === 'minLength' ? 'mandatory' : v.keyword === 'unknownProperty' ? 'unknownProperty' : v.keyword === 'type' ? 'wrongType' : 'invalidValue',
       ...(v.keyword === 'type' ? { params: { expected: v.params.type } } : {}),

@@ -22,7 +22,7 @@ import { booleanSetting } from '../config.ts';
 import type { Violation } from '../errors.ts';
 import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
 import { schemaOf } from '../storage/migrations.ts';
-import { violationsOf } from '../validation.ts';
+import { oversized, violationsOf } from '../validation.ts';
 import type { AccessLevel, DatabaseInfo, ExternalIdentity, LoginTenant, UserRecord } from './types.ts';
 
 export type AccessAction = 'GRANT' | 'DENY' | 'CREATE';
@@ -76,7 +76,8 @@ const validateRules = new Ajv({ allErrors: true, strict: false }).compile(ACCESS
 
 /** One violation per offending place, in the error payload's terms; none when the rules are valid. */
 export function accessRuleViolations(rules: unknown): Violation[] {
-  if (validateRules(rules)) return [];
+  const over = oversized(ACCESS_RULES_SCHEMA, rules);
+  if (!over && validateRules(rules)) return [];
   const keys: Record<string, (p: Record<string, unknown>) => Pick<Violation, 'key' | 'params'>> = {
     required: () => ({ key: 'mandatory' }),
     unknownProperty: () => ({ key: 'unknownProperty' }),
@@ -90,7 +91,7 @@ export function accessRuleViolations(rules: unknown): Violation[] {
   };
   // `if`/`then` and `anyOf` only restate a more precise error at the same place.
   const errors = (validateRules.errors ?? []).filter((e) => e.keyword !== 'if');
-  return violationsOf(errors).map((v) => ({ path: v.path, ...(keys[v.keyword] ?? (() => ({ key: 'invalidValue' })))(v.params) }));
+  return (over ? [over] : violationsOf(errors)).map((v) => ({ path: v.path, ...(keys[v.keyword] ?? (() => ({ key: 'invalidValue' })))(v.params) }));
 }
 
 /** Whether a rule's condition holds for the identity. */

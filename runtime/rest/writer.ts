@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Metamodel, TypeDef } from '../metamodel/model.ts';
 import { SYSTEM_PROPERTIES, WRITABLE_SYSTEM_PROPERTIES } from '../metamodel/model.ts';
-import { createError, type Violation, ViolationList } from '../errors.ts';
+import { createError, MAX_VIOLATIONS, type Violation, ViolationList } from '../errors.ts';
 import type { KeyUse, ObjectStore, StoredObject } from '../storage/objects.ts';
 import { violationsOf } from '../validation.ts';
 import { placeItemType, placeName, placeTypes, type ListPlace, type PathKey, UUID } from './paths.ts';
@@ -149,6 +149,11 @@ export class Writer {
     const body = req.payload as Record<string, unknown>;
     const type = this.typeOf(body, req, report);
     if (!type) return null;
+    const unknown = manyUnknown(type, body);
+    if (unknown) {
+      for (const name of unknown) report(name, 'unknownProperty');
+      return null;
+    }
     const state = this.mergedState(type, body, req);
     const placement = this.placement(type, state, req, report);
     this.deriveLabel(type, state, req);
@@ -373,6 +378,20 @@ export class Writer {
 /** Whether a tenant other than the caller's has or had an object with the key. */
 export function isForeign(use: KeyUse, tenant: string): boolean {
   return [...use.tenants].some((t) => t !== tenant);
+}
+
+/**
+ * The properties of a payload that has more than a hundred its type does
+ * not know; undefined for any other. Merging them and the generated
+ * validator, which reports each as an error object of its own, took 2.9 s
+ * and 450 MB for 800,000; they are reported here instead.
+ */
+function manyUnknown(type: TypeDef, body: Record<string, unknown>): string[] | undefined {
+  const names = Object.keys(body);
+  if (names.length <= type.properties.length + IGNORED.size + MAX_VIOLATIONS) return undefined;
+  const known = new Set<string>([...type.properties.map((p) => p.name), ...WRITABLE_SYSTEM, ...IGNORED, 'customProperties']);
+  const unknown = names.filter((name) => !known.has(name));
+  return unknown.length > MAX_VIOLATIONS ? unknown : undefined;
 }
 
 function requestedId(body: Record<string, unknown>): string | undefined {
