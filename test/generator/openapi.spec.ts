@@ -126,9 +126,12 @@ describe('generator/emitters/openapi', () => {
     expect(document.components.schemas.Classifier.properties).not.to.have.property('tags');
   });
 
-  it('describes the error payload exactly as the specification', () => {
+  it('describes the error payload exactly as the specification, with the count of violations beyond the first 100', () => {
     const error = document.components.schemas.Error;
-    expect(error.properties).to.have.keys('statusCode', 'method', 'message', 'violations', '_links');
+    expect(error.properties).to.have.keys('statusCode', 'method', 'message', 'violations', 'violationsOmitted', '_links');
+    expect(error.required).not.to.include('violationsOmitted');
+    expect(error.properties.violations.maxItems).to.equal(100);
+    expect(error.properties.violationsOmitted).to.include({ type: 'integer', minimum: 1 });
     expect(error.properties.statusCode.type).to.equal('integer');
     expect(error.properties.method.type).to.equal('string');
     expect(error.properties.message.type).to.equal('string');
