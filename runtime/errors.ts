@@ -179,13 +179,10 @@ const BAD_VALUE_CODES = new Set(['22P02', '22P05', '22003', '22021', '54000', '5
 
 function toServiceError(err: unknown): ServiceError {
   if (err instanceof ServiceError) return err;
-  const e = err as { status?: number; type?: string; expose?: boolean; code?: string };
+  const e = err as { status?: number; expose?: boolean; code?: string };
   if (isDatabaseUnavailable(err)) return createError('UNAVAILABLE', {}, [], { 'Retry-After': '5' });
   if (e?.code && BAD_VALUE_CODES.has(e.code)) return createError('BAD_REQUEST');
-  // Errors from koa-body and raw-body carry a status and a type.
-  if (e?.status === 413 || e?.type === 'entity.too.large') return createError('PAYLOAD_TOO_LARGE');
-  if (e?.status === 415) return createError('UNSUPPORTED_MEDIA_TYPE');
-  if (e?.status === 400 && /JSON|json|Unexpected token|parse/i.test(String((err as Error).message))) return createError('INVALID_JSON');
+  // Bodies are read by runtime/body.ts, which translates what reading them throws; other libraries' client errors say so by `expose`.
   if (e?.status && e.status >= 400 && e.status < 500 && e.expose) return createError('BAD_REQUEST');
   return createError('INTERNAL');
 }
