@@ -30,7 +30,7 @@ export function adminRoutes({ databases, authenticator, readJson, dropped }: { d
       }
       const created = await databases.create(body.name, principal.loginId);
       ctx.status = 201;
-      ctx.set('Location', `${ctx.protocol}://${ctx.host}${ctx.originalUrl.split('?')[0].replace(/\/$/, '')}/${created.name}`);
+      ctx.set('Location', `${ctx.href.split('?')[0].replace(/\/$/, '')}/${created.name}`);
       ctx.body = { name: created.name };
       return;
     }

@@ -95,6 +95,8 @@ describe('SERVICE_PUBLIC_URL', () => {
       const created = await raw(t, 'POST', '/mms/api/admin/databases', { name });
       expect(created.status, created.text).to.equal(201);
       expect(created.headers.location).to.equal(`${PUBLIC}/api/admin/databases/${name}`);
+      const absolute = await raw(t, 'POST', `http://evil-target.example/mms/api/admin/databases`, { name: `${name}_2` });
+      expect(absolute.headers.location).to.equal(`${PUBLIC}/api/admin/databases/${name}_2`);
       const users = JSON.parse((await raw(t, 'GET', `/mms/rest/${db}/users?loginId=${ADMIN.loginId}`)).text);
       expect(users._links.self.href.startsWith(PUBLIC)).to.equal(true);
       const session = JSON.parse((await raw(t, 'GET', `/mms/api/${db}/session`)).text);
