@@ -15,7 +15,8 @@ import { halList, halObject, halStored, objectHref, type Links } from './hal.ts'
 import { placeItemType, placeName, placeTypes, resolvePath, type ListPlace, type PathKey, type Scope, type Target } from './paths.ts';
 import { resolvePathAt } from './as-of.ts';
 import { listItems, pagedAsOf, readList } from './lists.ts';
-import { assertNoViolations, changesNothing, isForeign, itemPath, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
+import { changesNothing, isForeign, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
+import { assertNoViolations, itemPath } from './write-violations.ts';
 import { removalOf } from './removal.ts';
 
 export interface RestDeps {

@@ -8,10 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Metamodel, TypeDef } from '../metamodel/model.ts';
 import { SYSTEM_PROPERTIES, WRITABLE_SYSTEM_PROPERTIES } from '../metamodel/model.ts';
-import { createError, MAX_VIOLATIONS, type Violation, ViolationList } from '../errors.ts';
+import { MAX_VIOLATIONS, type Violation, type ViolationList } from '../errors.ts';
+import { itemPath, KEYWORD_MESSAGES, reporterOf, type Report } from './write-violations.ts';
 import type { KeyUse, ObjectStore, StoredObject } from '../storage/objects.ts';
 import { violationsOf } from '../validation.ts';
-import { placeItemType, placeName, placeTypes, type ListPlace, type PathKey, UUID } from './paths.ts';
+import { placeName, placeTypes, type ListPlace, type PathKey, UUID } from './paths.ts';
 
 export type Validators = Record<string, ((data: unknown) => boolean) & { errors?: unknown }>;
 
@@ -38,8 +39,6 @@ export interface PreparedWrite {
   ownerPending: boolean;
 }
 
-type Report = (path: string, key: string, params?: Record<string, unknown>) => void;
-
 /** An object that passed the checks that need no database. */
 export interface Draft {
   req: WriteRequest;
@@ -61,30 +60,6 @@ const WRITABLE_SYSTEM = new Set<string>(WRITABLE_SYSTEM_PROPERTIES);
 
 /** HAL properties and read-only properties are ignored in write payloads, so a read object can be written back. */
 const IGNORED = new Set<string>(['_type', '_links', '_embedded', ...SYSTEM_PROPERTIES.filter((p) => !WRITABLE_SYSTEM.has(p))]);
-
-/** Violations that mean "taken by another object" (409) rather than "invalid" (400). */
-const CLASHES = new Set(['labelTaken', 'idTaken']);
-
-const KEYWORD_MESSAGES: Record<string, (params: Record<string, unknown>) => Pick<Violation, 'key' | 'params'>> = {
-  required: () => ({ key: 'mandatory' }),
-  unknownProperty: () => ({ key: 'unknownProperty' }),
-  type: (p) => ({ key: 'wrongType', params: { expected: p.type } }),
-  enum: (p) => ({ key: 'notAllowedValue', params: { allowed: (p.allowedValues as string[] | undefined)?.join(', ') } }),
-  format: (p) => ({ key: 'invalidFormat', params: { format: p.format } }),
-  maxLength: (p) => ({ key: 'tooLong', params: { limit: p.limit } }),
-  minLength: (p) => (p.limit === 1 ? { key: 'mandatory' } : { key: 'tooShort', params: { limit: p.limit } }),
-};
-
-/** The path of a violation in the request: `label`, or `2.label` for the third item of a list. */
-export function itemPath(index: number | undefined, path: string): string {
-  if (index === undefined) return path;
-  return path ? `${index}.${path}` : String(index);
-}
-
-/** Reports into the list with the item's path (a function made per item: kept cheap, a list may have millions). */
-function reporterOf(violations: ViolationList, index: number | undefined): Report {
-  return (path, key, params) => violations.push({ path: itemPath(index, path), key, ...(params ? { params } : {}) });
-}
 
 function sameJson(a: unknown, b: unknown): boolean {
   const canonical = (v: unknown): unknown => (v && typeof v === 'object' && !Array.isArray(v)
@@ -408,20 +383,4 @@ function duplicateLabels(prepared: PreparedWrite[]): Violation[] {
     seen.set(key, w.object.id);
   }
   return violations;
-}
-
-/** Throws the error payload for collected violations: 409 when keys are taken, else 400. */
-export function assertNoViolations(violations: ViolationList, place: ListPlace | string, created: boolean) {
-  if (!violations.length) return;
-  const params = { type: typeof place === 'string' ? place : placeItemType(place), action: created ? 'actionCreate' : 'actionUpdate' };
-  violations.kept.sort((a, b) => comparePaths(a.path, b.path));
-  if (violations.omitted || !violations.kept.every((v) => CLASHES.has(v.key))) throw createError('INVALID_PAYLOAD', params, violations);
-  throw createError(violations.kept.some((v) => v.key === 'labelTaken') ? 'LABEL_CLASH' : 'ID_CLASH', params, violations);
-}
-
-/** Violation paths in payload order: item 2 before item 10, then by property. */
-function comparePaths(a: string, b: string): number {
-  const [ia, ib] = [parseInt(a, 10), parseInt(b, 10)];
-  if (!Number.isNaN(ia) && !Number.isNaN(ib) && ia !== ib) return ia - ib;
-  return a < b ? -1 : a > b ? 1 : 0;
 }
