@@ -31,7 +31,7 @@ export function hasBody(ctx: Context): boolean {
 }
 
 /** The body's Content-Encoding; one the service does not decode (or a list of several) is 415. */
-export function bodyEncoding(ctx: Context): string {
+function bodyEncoding(ctx: Context): string {
   const encoding = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
   if (!Object.hasOwn(DECODERS, encoding)) throw createError('UNSUPPORTED_ENCODING', { encoding, accepted: BODY_ENCODINGS.join(', ') });
   return encoding;
@@ -42,7 +42,7 @@ export function bodyEncoding(ctx: Context): string {
  * authentication middleware answered 401 otherwise) and its access level
  * can write at the address.
  */
-export function mayWriteHere(ctx: Context, level: AccessLevel): Principal {
+function mayWriteHere(ctx: Context, level: AccessLevel): Principal {
   const principal = ctx.state.principal as Principal | undefined;
   if (!principal) throw createError('UNAUTHENTICATED');
   if (!principal.systemAdmin) requireLevel(principal, level);

@@ -22,6 +22,7 @@ import type { Directory, Principal } from '../../runtime/auth/types.ts';
 import { UUID } from '../../runtime/rest/paths.ts';
 import { ObjectStore, type StoredObject } from '../../runtime/storage/objects.ts';
 import { oversized, violationsOf } from '../../runtime/validation.ts';
+import { hasBody } from '../../runtime/body.ts';
 import type { Knex } from 'knex';
 import { AccessKeyStore, hashOf, newAccessKey, type KeyInfo } from './keys.ts';
 
@@ -121,8 +122,7 @@ async function userKeys(deps: KeysRestDeps, call: Call, userKey: string) {
 }
 
 function payloadOf(ctx: Context): { description?: string | null; expiresAt?: number | null } {
-  const hasBody = !!ctx.get('transfer-encoding') || Number(ctx.get('content-length') || 0) > 0;
-  const body = hasBody ? ctx.request.body : {};
+  const body = hasBody(ctx) ? ctx.request.body : {};
   const invalid = (violations: Violation[]) => createError('INVALID_PAYLOAD', { type: 'access key', action: 'actionCreate' }, violations);
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid([{ path: '', key: 'wrongType', params: { expected: 'object' } }]);
   const over = oversized(CREATE_SCHEMA, body);

@@ -18,6 +18,7 @@ import { listItems, pagedAsOf, readList } from './lists.ts';
 import { changesNothing, isForeign, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
 import { assertNoViolations, itemPath } from './write-violations.ts';
 import { removalOf } from './removal.ts';
+import { hasBody } from '../body.ts';
 
 export interface RestDeps {
   model: Metamodel;
@@ -177,8 +178,7 @@ async function keyOfOtherTenant(call: Call, store: ObjectStore, key: PathKey): P
 
 /** The parsed request body; undefined when the request has none (the body parser would give `{}`). */
 function payloadOf(ctx: Context): unknown {
-  const bodyless = !ctx.get('transfer-encoding') && !Number(ctx.get('content-length') || 0);
-  return bodyless ? undefined : ctx.request.body;
+  return hasBody(ctx) ? ctx.request.body : undefined;
 }
 
 function respondWithObject(call: Call, object: StoredObject, created: boolean) {
