@@ -1,7 +1,8 @@
 /**
  * Hostile profile uploads (issue 16): any file within the size limit is
  * refused or accepted within the read deadline, and the service answers
- * other requests meanwhile.
+ * other requests meanwhile. Before, these files held the event loop for
+ * 2.5 to 55 s: the bounds below leave room for a busy machine.
  */
 import { expect } from 'chai';
 import { createDatabase, startService, type TestService } from '../../helpers/service.ts';
@@ -9,6 +10,8 @@ import { READ_DEADLINE_MS } from '../../../plugins/profiles/reader.ts';
 import { BANK, fixture, upload } from './fixtures.ts';
 
 type Json = Record<string, any>;
+
+const TOO_COMPLEX = 'The file could not be read within 1 seconds; it is too complex (deeply nested, or very many keys in one mapping).';
 
 /** The issue's file: about 650 kB, 60,000 aliases of 10,000 anchors, the aliases in one flow sequence on line 10,003. */
 function aliasFile(): { bytes: Buffer; column: number } {
@@ -63,17 +66,22 @@ describe('profiles: hostile uploads', () => {
     expect(file.bytes.length).to.be.within(600_000, 700_000);
     const { status, body, ms, slowest } = await uploadWatched(file.bytes);
     expect(status).to.equal(400);
-    expect(body.violations).to.deep.equal([{ path: '', message: `Line 10003, column ${file.column}: the file uses more than 100 aliases (*name); write the values out instead.` }]);
-    expect(ms, 'ms to the answer').to.be.below(READ_DEADLINE_MS + 1000);
-    expect(slowest, 'ms of the slowest health check').to.be.below(250);
+    // Parsing 650 kB takes about half the deadline: on a busy machine the deadline may refuse it first.
+    expect(body.violations).to.have.length(1);
+    expect(body.violations[0].message).to.be.oneOf([
+      `Line 10003, column ${file.column}: the file uses more than 100 aliases (*name); write the values out instead.`,
+      TOO_COMPLEX,
+    ]);
+    expect(ms, 'ms to the answer').to.be.below(READ_DEADLINE_MS + 3000);
+    expect(slowest, 'ms of the slowest health check').to.be.below(500);
   });
 
   it('stops reading a file that takes longer than the deadline, answers /health meanwhile, and reads the next file', async () => {
     const { status, body, ms, slowest } = await uploadWatched(deepFile(1024 * 1024));
     expect(status).to.equal(400);
-    expect(body.violations).to.deep.equal([{ path: '', message: 'The file could not be read within 1 seconds; it is too complex (deeply nested, or very many keys in one mapping).' }]);
-    expect(ms, 'ms to the answer').to.be.within(READ_DEADLINE_MS, READ_DEADLINE_MS + 1500);
-    expect(slowest, 'ms of the slowest health check').to.be.below(250);
+    expect(body.violations).to.deep.equal([{ path: '', message: TOO_COMPLEX }]);
+    expect(ms, 'ms to the answer').to.be.within(READ_DEADLINE_MS, READ_DEADLINE_MS + 3000);
+    expect(slowest, 'ms of the slowest health check').to.be.below(500);
     const next = await upload(t, db, 'annotations', fixture(BANK));
     expect(next.status).to.equal(200);
   });
@@ -83,7 +91,7 @@ describe('profiles: hostile uploads', () => {
     for (let i = 0; text.length < 1024 * 1024 - 20; i++) text += `  k${i}: 1\n`;
     const { status, ms, slowest } = await uploadWatched(Buffer.from(text));
     expect(status).to.be.oneOf([200, 400]);
-    expect(ms, 'ms to the answer').to.be.below(READ_DEADLINE_MS + 1500);
-    expect(slowest, 'ms of the slowest health check').to.be.below(250);
+    expect(ms, 'ms to the answer').to.be.below(READ_DEADLINE_MS + 3000);
+    expect(slowest, 'ms of the slowest health check').to.be.below(500);
   });
 });
