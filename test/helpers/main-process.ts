@@ -18,8 +18,17 @@ export interface MainOptions {
   stdout?: number;
 }
 
-export async function startMain(flags: readonly string[], port: number, options: MainOptions = {}): Promise<MainProcess> {
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'runtime/main.ts'], {
+export function startMain(flags: readonly string[], port: number, options: MainOptions = {}): Promise<MainProcess> {
+  return start(process.execPath, [...flags, '--import', 'tsx', 'runtime/main.ts'], port, options);
+}
+
+/** `npm start` itself: the child is npm. */
+export function startNpmStart(port: number, options: MainOptions = {}): Promise<MainProcess> {
+  return start('npm', ['start'], port, options);
+}
+
+async function start(command: string, args: string[], port: number, options: MainOptions): Promise<MainProcess> {
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, ...storageEnv(), PORT: String(port), SERVICE_ADMIN_USER: 'admin', SERVICE_ADMIN_PASSWORD: 'admin-secret-1', ...options.env },
     stdio: ['ignore', options.stdout ?? 'pipe', 'pipe'],

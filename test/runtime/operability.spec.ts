@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { HEAP_FLAGS, missingHeapFlags } from '../../runtime/heap.ts';
 import { ADMIN, basic, createDatabase, logLines, startService, storageEnv, type TestService } from '../helpers/service.ts';
-import { startMain } from '../helpers/main-process.ts';
+import { startMain, startNpmStart } from '../helpers/main-process.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -86,10 +86,11 @@ describe('operability', () => {
     expect(logLines.join('\n')).to.not.contain(ADMIN.password);
   });
 
-  it('finishes a request in flight on SIGTERM and exits 0', async function () {
+  it('finishes a request in flight on SIGTERM to npm start and exits 0', async function () {
     this.timeout(180_000);
     const port = 20000 + Math.floor(Math.random() * 20000);
-    const { child, exited, output } = await startMain(HEAP_FLAGS, port);
+    // The signal goes to npm, as a process manager that started `npm start` sends it.
+    const { child, exited, output } = await startNpmStart(port);
     // Started as npm start starts it: no warning about V8 flags.
     expect(output()).to.not.contain('started without these flags');
     // A request whose body arrives only after the signal.
