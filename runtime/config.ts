@@ -15,6 +15,9 @@ export class ConfigError extends Error {
 export interface Config {
   port: number;
   host: string;
+  /** SERVICE_METRICS_PORT: where GET /metrics is served (0: any free port); undefined: not at all. */
+  metricsPort?: number;
+  metricsHost: string;
   databaseUrl?: string;
   dataDir: string;
   contextPath: string;
@@ -65,9 +68,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (adminPassword.length < 8) throw new ConfigError('SERVICE_ADMIN_PASSWORD', 'must have at least 8 characters');
     if (!adminUsers.length) throw new ConfigError('SERVICE_ADMIN_PASSWORD', 'needs SERVICE_ADMIN_USER');
   }
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const metricsPort = env.SERVICE_METRICS_PORT ? integer(env, 'SERVICE_METRICS_PORT', 0, 0, 65535) : undefined;
+  if (metricsPort && metricsPort === port) throw new ConfigError('SERVICE_METRICS_PORT', 'must differ from PORT');
   return {
-    port: integer(env, 'PORT', 8080, 0, 65535),
+    port,
     host: env.HOST || '127.0.0.1',
+    metricsPort,
+    metricsHost: env.SERVICE_METRICS_HOST || env.HOST || '127.0.0.1',
     databaseUrl,
     dataDir: env.SERVICE_DATA_DIR || './data',
     contextPath,

@@ -18,6 +18,7 @@ import type { Databases } from './storage/databases.ts';
 import type { Principal } from './auth/types.ts';
 import type { CustomPropertiesCheck } from './rest/writer.ts';
 import type { Context, Next } from 'koa';
+import type { Metrics } from './metrics.ts';
 
 /** Keeps a write-only property (e.g. a password) outside the objects table, in the write's transaction. */
 export type SecretHandler = (write: { trx: Knex.Transaction; db: string; object: StoredObject; value: unknown }) => Promise<Violation[] | void>;
@@ -55,11 +56,14 @@ export interface PluginHost {
   api: Router;
   /** Parses a JSON body within the configured limit (415 / 413 / 400 as the REST interface does). */
   jsonBody(ctx: Context, next: Next): Promise<unknown>;
+  /** The instance's Prometheus figures: a plugin registers its own counters and gauges there. */
+  metrics: Metrics;
   /** Requests in flight that someone waits for: bulk work calls `interactive.pause()` before each part it hands on. */
   interactive: InteractiveGate;
   /** This request's answer is bulk work (a streamed export): it no longer holds bulk work back. */
   bulk(ctx: Context): void;
-  addRestExtension(extension: RestExtension): void;
+  /** `listNames`: what the extension serves where a REST path names a list (e.g. accessKeys), for the request figures. */
+  addRestExtension(extension: RestExtension, listNames?: string[]): void;
   /** The one check of custom properties on every REST write. */
   setCustomPropertiesCheck(check: CustomPropertiesCheck): void;
   /** Append-only migrations of tables the plugin keeps in every database (`$S` = the database's schema). */

@@ -46,6 +46,6 @@ export const manifest: PluginManifest = {
     host.addRestExtension(async ({ ctx, principal, db, segments, base }) => {
       const call = { ctx, principal, db, base };
       return await handleAccessKeys(keysDeps, call, segments) || await handleAccessRules(rulesDeps, call, segments);
-    });
+    }, ['accessKeys', 'accessRules']);
   },
 };

@@ -31,6 +31,7 @@ import { ensureRole, grantViews, ROLE_NAME, viewNames } from './role.ts';
 import { QueryEngine } from './runner.ts';
 import { JOB_MIGRATIONS, JobManager } from './jobs.ts';
 import { MAX_TIMEOUT_MS, registerRoutes } from './routes.ts';
+import { QueryFigures } from './metrics.ts';
 
 const DEFAULTS = {
   role: 'service_readonly',
@@ -88,7 +89,10 @@ export const manifest: PluginManifest = {
       retentionMs: setting('SERVICE_JOB_RETENTION', DEFAULTS.retentionMs),
       concurrency: host.storage.kind === 'pglite' ? 1 : setting('SERVICE_QUERY_JOB_CONCURRENCY', DEFAULTS.concurrency),
       interactive: host.interactive, bulkRate,
+      finished: (status) => figures.jobFinished(status),
     });
+    const figures = new QueryFigures(host.metrics, () => jobs.counts);
+    if (engine.poolFigures()) host.metrics.addPool('query', () => engine.poolFigures()!);
 
     // At start the views of existing databases are granted before onStart runs: the role must exist by then.
     // Once made outside a transaction (which could still roll back), the role is not made again by this instance.
@@ -110,6 +114,6 @@ export const manifest: PluginManifest = {
       await jobs.close();
       await engine.close();
     });
-    registerRoutes({ host, engine, jobs, views: new Set(views), serverTimeoutMs });
+    registerRoutes({ host, engine, jobs, figures, views: new Set(views), serverTimeoutMs });
   },
 };

@@ -102,6 +102,8 @@ export interface JobOptions {
   /** Downloads of results give way to interactive requests as exports do (runtime/interactive.ts). */
   interactive?: InteractiveGate;
   bulkRate?: number;
+  /** Told when a job of this instance ended (plugins/query/metrics.ts). */
+  finished?(status: 'COMPLETED' | 'FAILED'): void;
 }
 
 /**
@@ -127,6 +129,11 @@ export class JobManager {
   private readonly timers: NodeJS.Timeout[] = [];
 
   constructor(private readonly options: JobOptions) {}
+
+  /** Jobs this instance has queued and runs now. */
+  get counts() {
+    return { queued: this.queue.length, running: this.running };
+  }
 
   /** Starts the heartbeat and the sweeper (stale jobs failed, expired ones removed). */
   start() {
@@ -235,12 +242,13 @@ export class JobManager {
   /** Ends a job that is still `from` (another instance may have failed it as stale meanwhile). */
   private async finish(db: string, id: string, status: 'COMPLETED' | 'FAILED', messages: Entry[], logs: Entry[],
     rows: number | null, bytes: number | null, from: 'RUNNING' | 'QUEUED' = 'RUNNING') {
-    await this.options.knex.raw(
+    const ended = await this.options.knex.raw(
       `update ${this.table(db)} set status = ?, finished_at = now(), expires_at = now() + ? * interval '1 millisecond',
          messages = ?::jsonb, logs = logs || ?::jsonb, row_count = ?, byte_count = ?
        where id = ? and status = ?`,
       [status, this.options.retentionMs, JSON.stringify(messages), JSON.stringify(logs), rows, bytes, id, from],
     );
+    if (ended.rowCount) this.options.finished?.(status);
   }
 
   private async heartbeat() {

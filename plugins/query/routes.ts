@@ -27,6 +27,7 @@ import { checkStatement } from './sandbox.ts';
 import type { QueryEngine, QuerySpec } from './runner.ts';
 import { FORMATS, resultHeaders, type Format } from './formats.ts';
 import { describeFailure, type JobManager } from './jobs.ts';
+import type { QueryFigures } from './metrics.ts';
 
 /** PostgreSQL keeps statement_timeout as a 32-bit count of milliseconds. */
 export const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -35,6 +36,7 @@ export interface RouteDeps {
   host: PluginHost;
   engine: QueryEngine;
   jobs: JobManager;
+  figures: QueryFigures;
   views: ReadonlySet<string>;
   /** SERVICE_STATEMENT_TIMEOUT. */
   serverTimeoutMs: number;
@@ -176,7 +178,7 @@ export function registerRoutes(deps: RouteDeps) {
         const result = await engine.run({ ...spec, db: db.name, statement }, { signal: left.signal });
         ctx.status = 200;
         ctx.set(resultHeaders(spec.format));
-        ctx.body = result.stream;
+        ctx.body = deps.figures.counted(result.stream, spec.format, 'export');
       } catch (err) {
         // Nobody is left to answer.
         if (left.signal.aborted) return;
@@ -232,7 +234,7 @@ export function registerRoutes(deps: RouteDeps) {
     host.bulk(ctx);
     ctx.status = 200;
     ctx.set(resultHeaders(found.format));
-    ctx.body = jobs.result(db.name, found.id);
+    ctx.body = deps.figures.counted(jobs.result(db.name, found.id), found.format, 'job');
   });
 
   host.api.get('/queries/settings', async (ctx) => {

@@ -133,6 +133,12 @@ export class QueryEngine {
     await this.pool?.end();
   }
 
+  /** The query pool's connections (PostgreSQL; the embedded database's one is the service's), for the instance's figures. */
+  poolFigures() {
+    const pool = this.pool;
+    return pool ? { used: pool.totalCount - pool.idleCount, free: pool.idleCount, pending: pool.waitingCount } : undefined;
+  }
+
   private async connect(): Promise<Connection> {
     const extended = (client: pg.ClientBase) => (text: string, values: unknown[] = [], rowMode?: 'array') =>
       client.query({ text, values, rowMode, queryMode: 'extended' } as pg.QueryConfig);

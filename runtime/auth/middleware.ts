@@ -35,6 +35,8 @@ export interface AuthenticatorOptions {
   knex?: Knex;
   /** The settings (SERVICE_ACCESS_RULES / SERVICE_GUEST_USERS, SERVICE_AUTH_CACHE_TTL). */
   env?: Record<string, string | undefined>;
+  /** Told of every refused sign-in (401, 403, 429) with the method's name; `none` when no method found credentials. */
+  signInFailed?(method: string, status: number): void;
 }
 
 const MAX_ASSIGNMENTS = 10_000;
@@ -79,6 +81,12 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
     if (err instanceof ServiceError && err.status === 401 && !err.headers['WWW-Authenticate']) {
       return createError(err.code, err.params, err.violations, { ...err.headers, ...challengeHeaders() });
     }
+    return err;
+  }
+
+  /** Counts a refused sign-in by method (not a database that is away, which is no refusal). */
+  function refused(method: string, err: unknown): unknown {
+    if (err instanceof ServiceError && (err.status === 401 || err.status === 403 || err.status === 429)) options.signInFailed?.(method, err.status);
     return err;
   }
 
@@ -156,14 +164,14 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
         let result;
         try {
           result = await driver.authenticate({ ctx, db, requestedTenant });
+          if (!result) continue;
+          if (result.kind === 'principal') return result.principal;
+          return await remembered(result.identity, db, requestedTenant, driver.name);
         } catch (err) {
-          throw withChallenges(err);
+          throw refused(driver.name, withChallenges(err));
         }
-        if (!result) continue;
-        if (result.kind === 'principal') return result.principal;
-        return remembered(result.identity, db, requestedTenant, driver.name);
       }
-      throw unauthenticated();
+      throw refused('none', unauthenticated());
     },
     forgetAssignments() {
       generation++;

@@ -22,6 +22,8 @@ describe('operability', () => {
     const r = await t.request('/health', { auth: null });
     expect(r.status).to.equal(200);
     expect(await r.json()).to.deep.equal({ status: 'ok' });
+    // No metrics listener unless SERVICE_METRICS_PORT asks for one.
+    expect(t.service.metricsPort()).to.equal(undefined);
   });
 
   it('serves the generated OpenAPI document as valid OpenAPI 3.1, in YAML and JSON', async () => {
