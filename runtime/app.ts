@@ -59,8 +59,9 @@ function jsonBody(limitBytes: number) {
   return async (ctx: Context, next: Next) => {
     if (['POST', 'PUT', 'PATCH'].includes(ctx.method)) {
       const hasBody = Number(ctx.get('content-length') || 0) > 0 || !!ctx.get('transfer-encoding');
+      if (hasBody && !ctx.get('content-type')) throw createError('CONTENT_TYPE_MISSING', { expected: 'application/json' });
       if (hasBody && !ctx.is('application/json', '+json')) {
-        throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type') || 'none', expected: 'application/json' });
+        throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type'), expected: 'application/json' });
       }
       if (Number(ctx.get('content-length') || 0) > limitBytes) throw createError('PAYLOAD_TOO_LARGE');
     }
@@ -245,7 +246,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     if (!db) {
       // Only a system administrator learns that a database does not exist; anyone else cannot tell it from a wrong password.
       ctx.state.principal = await authenticator.authenticate(ctx, null);
-      throw createError('OBJECT_NOT_FOUND', { type: 'database', key: dbName });
+      throw createError('DATABASE_NOT_FOUND', { name: dbName });
     }
     ctx.state.principal = await authenticator.authenticate(ctx, db);
     if (slash < 0 || slash === rest.length - 1) throw createError('NOT_FOUND');
@@ -270,7 +271,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     const db = await databases.get(dbName);
     if (!db) {
       ctx.state.principal = await authenticator.authenticate(ctx, null);
-      throw createError('OBJECT_NOT_FOUND', { type: 'database', key: dbName });
+      throw createError('DATABASE_NOT_FOUND', { name: dbName });
     }
     ctx.state.principal = await authenticator.authenticate(ctx, db);
     ctx.state.db = db;

@@ -6,7 +6,7 @@
 import type { InteractiveGate } from './interactive.ts';
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
-import { Ajv } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { ConfigError } from './config.ts';
@@ -127,6 +127,11 @@ export function orderPlugins(manifests: PluginManifest[]): PluginManifest[] {
   return ordered;
 }
 
+/**
+ * Checks the plugin's settings against its schema. A refusal names the
+ * setting and says in words what it must be: the setting's `description`
+ * in the schema, not ajv's text, which shows the pattern.
+ */
 export function checkPluginConfig(manifest: PluginManifest, env: Record<string, string | undefined>) {
   if (!manifest.configSchema) return;
   const ajv = new Ajv({ allErrors: true, strict: false });
@@ -135,6 +140,13 @@ export function checkPluginConfig(manifest: PluginManifest, env: Record<string, 
   if (!validate(settings)) {
     const e = validate.errors![0];
     const setting = e.instancePath.replace(/^\//, '') || String(e.params.missingProperty ?? manifest.name);
-    throw new ConfigError(setting, `${e.message} (plugin ${manifest.name})`);
+    throw new ConfigError(setting, `${requirement(e, setting, manifest.configSchema)} (plugin ${manifest.name})`);
   }
+}
+
+function requirement(error: ErrorObject, setting: string, schema: object): string {
+  if (error.keyword === 'required') return 'must be set';
+  if (error.keyword === 'dependencies') return `must be set together with ${String(error.params.property)}`;
+  const description = (schema as { properties?: Record<string, { description?: string }> }).properties?.[setting]?.description;
+  return description ? `must be ${description}` : 'has a value of the wrong form';
 }

@@ -15,7 +15,7 @@ import { handleAccessRules } from './rules-rest.ts';
 registerMessages('en', { expiresInPast: 'The time must lie in the future.' });
 registerMessages('de', { expiresInPast: 'Der Zeitpunkt muss in der Zukunft liegen.' });
 
-const BOOLEAN = { type: 'string', pattern: '^\\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\\s*$' };
+const BOOLEAN = { type: 'string', pattern: '^\\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\\s*$', description: 'true or false' };
 
 export const manifest: PluginManifest = {
   name: 'access',
@@ -24,7 +24,7 @@ export const manifest: PluginManifest = {
     properties: {
       SERVICE_ACCESS_RULES: BOOLEAN,
       SERVICE_GUEST_USERS: BOOLEAN,
-      SERVICE_ACCESS_KEY_CACHE_TTL: { type: 'string', pattern: '^[0-9]{1,7}$' },
+      SERVICE_ACCESS_KEY_CACHE_TTL: { type: 'string', pattern: '^[0-9]{1,7}$', description: 'a whole number of milliseconds, at most 9999999' },
     },
   },
   register(host: PluginHost) {

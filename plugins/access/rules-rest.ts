@@ -20,7 +20,7 @@ import { accessRuleViolations, AccessRuleStore, decideAccess, type AccessRule } 
 import type { Directory, ExternalIdentity, Principal } from '../../runtime/auth/types.ts';
 import { UUID } from '../../runtime/rest/paths.ts';
 import { schemaOf } from '../../runtime/storage/migrations.ts';
-import { violationsOf } from '../../runtime/validation.ts';
+import { violationsOf, wrongTypeKey } from '../../runtime/validation.ts';
 
 export interface RulesRestDeps {
   knex: Knex;
@@ -59,7 +59,7 @@ export async function handleAccessRules(deps: RulesRestDeps, call: Call, segment
   if (ctx.method === 'PUT') {
     const body = ctx.request.body;
     const violations = accessRuleViolations(body);
-    if (violations.length) throw createError('INVALID_PAYLOAD', { type: 'access rules', action: 'actionUpdate' }, violations);
+    if (violations.length) throw createError('INVALID_ACCESS_RULES', {}, violations);
     await deps.rules.setRules(call.db, tenant.id, body as unknown as AccessRule[], principal.loginId).catch((err) => {
       // The tenant was removed since it was read.
       throw (err as { code?: string }).code === '23503' ? createError('OBJECT_NOT_FOUND', { type: 'Tenant', key: segments[1] }) : err;
@@ -86,14 +86,15 @@ async function tenantOf(knex: Knex, call: Call, key: string): Promise<{ id: stri
   return tenant;
 }
 
+function explainMessage(keyword: string, params: Record<string, unknown>): string {
+  if (keyword === 'required' || keyword === 'minLength') return 'mandatory';
+  if (keyword === 'type') return wrongTypeKey(params.type);
+  return keyword === 'unknownProperty' ? 'unknownProperty' : 'invalidValue';
+}
+
 async function explain(deps: RulesRestDeps, call: Call, tenant: { id: string; label: string }, body: unknown) {
   if (!validateExplain(body)) {
-    const violations = violationsOf(validateExplain.errors).map((v) => ({
-      path: v.path,
-      key: v.keyword === 'required' || v.keyword === 'minLength' ? 'mandatory' : v.keyword === 'unknownProperty' ? 'unknownProperty' : v.keyword === 'type' ? 'wrongType' : 'invalidValue',
-      ...(v.keyword === 'type' ? { params: { expected: v.params.type } } : {}),
-    }));
-    throw createError('INVALID_PAYLOAD', { type: 'explain request', action: 'actionCreate' }, violations);
+    throw createError('INVALID_EXPLAIN_REQUEST', {}, violationsOf(validateExplain.errors).map((v) => ({ path: v.path, key: explainMessage(v.keyword, v.params) })));
   }
   const identity = body as Pick<ExternalIdentity, 'loginId' | 'groups' | 'tenantId'>;
   const db = { name: call.db, defaultTenant: tenant.id };

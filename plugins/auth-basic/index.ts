@@ -239,7 +239,7 @@ export const manifest: PluginManifest = {
     type: 'object',
     properties: {
       SERVICE_PEPPER_STORE: { type: 'string' },
-      SERVICE_AUTH_CACHE_TTL: { type: 'string', pattern: '^[0-9]+$' },
+      SERVICE_AUTH_CACHE_TTL: { type: 'string', pattern: '^[0-9]+$', description: 'a whole number of milliseconds' },
     },
   },
   async register(host: PluginHost) {
@@ -262,7 +262,7 @@ export const manifest: PluginManifest = {
     // A changed password is a new hash, which no remembered check matches: nothing to forget here.
     host.addSecretHandler('User.password', async ({ trx, db, object, value }) => {
       if (!managed) return [{ path: 'password', key: 'passwordsNotManaged' }];
-      if (typeof value !== 'string') return [{ path: 'password', key: 'wrongType', params: { expected: 'string' } }];
+      if (typeof value !== 'string') return [{ path: 'password', key: 'mustBeText' }];
       if (value.length < MIN_PASSWORD_LENGTH) return [{ path: 'password', key: 'tooShort', params: { limit: MIN_PASSWORD_LENGTH } }];
       if (value.length > 1024) return [{ path: 'password', key: 'tooLong', params: { limit: 1024 } }];
       await new PasswordStore(trx).setUser(db, object.id, await hasher.hash(value));

@@ -109,6 +109,7 @@ export class DirectoryDriver implements AuthDriver {
 }
 
 const setting = { type: 'string' };
+const milliseconds = { type: 'string', pattern: '^[0-9]+$', description: 'a whole number of milliseconds' };
 
 export const manifest: PluginManifest = {
   name: 'auth-ldap',
@@ -127,9 +128,9 @@ export const manifest: PluginManifest = {
       SERVICE_JNDI_FAMILY_NAME: setting,
       SERVICE_JNDI_GIVEN_NAME: setting,
       SERVICE_JNDI_TENANT_NAME: setting,
-      SERVICE_JNDI_CONNECT_TIMEOUT: { type: 'string', pattern: '^[0-9]+$' },
-      SERVICE_JNDI_READ_TIMEOUT: { type: 'string', pattern: '^[0-9]+$' },
-      SERVICE_AUTH_CACHE_TTL: { type: 'string', pattern: '^[0-9]+$' },
+      SERVICE_JNDI_CONNECT_TIMEOUT: milliseconds,
+      SERVICE_JNDI_READ_TIMEOUT: milliseconds,
+      SERVICE_AUTH_CACHE_TTL: milliseconds,
     },
   },
   enabled: (env) => enabledMethods(env).directory,

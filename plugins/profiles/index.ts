@@ -30,7 +30,7 @@ export const manifest: PluginManifest = {
   configSchema: {
     type: 'object',
     properties: {
-      SERVICE_PROFILE_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,9}$' },
+      SERVICE_PROFILE_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,9}$', description: 'a whole number of bytes from 1 to 9999999999' },
     },
   },
   async register(host: PluginHost) {

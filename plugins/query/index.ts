@@ -26,7 +26,7 @@ import type { Knex } from 'knex';
 import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
 import type { Storage } from '../../runtime/storage/connection.ts';
 import { readViewsSql } from '../../runtime/storage/views.ts';
-import { registerQueryMessages } from './messages.ts';
+import './messages.ts';
 import { ensureRole, grantViews, ROLE_NAME, viewNames } from './role.ts';
 import { QueryEngine } from './runner.ts';
 import { JOB_MIGRATIONS, JobManager } from './jobs.ts';
@@ -50,27 +50,30 @@ export function queryEngineOf(storage: Storage): QueryEngine | undefined {
   return engines.get(storage);
 }
 
-const milliseconds = { type: 'string', pattern: '^[0-9]{1,10}$' };
+const milliseconds = { type: 'string', pattern: '^[0-9]{1,10}$', description: 'a whole number of milliseconds, at most 10 digits' };
+const upTo99 = { type: 'string', pattern: '^([1-9]|[1-9][0-9])$', description: 'a whole number from 1 to 99' };
 
 export const manifest: PluginManifest = {
   name: 'query',
   configSchema: {
     type: 'object',
     properties: {
-      SERVICE_DATABASE_READONLY_USER: { type: 'string', pattern: ROLE_NAME },
-      SERVICE_DATABASE_READONLY_PASSWORD: { type: 'string', minLength: 8 },
+      SERVICE_DATABASE_READONLY_USER: {
+        type: 'string', pattern: ROLE_NAME,
+        description: 'a role name of lower-case letters, digits and underscores, not starting with a digit, 63 characters at most',
+      },
+      SERVICE_DATABASE_READONLY_PASSWORD: { type: 'string', minLength: 8, description: 'a password of at least 8 characters' },
       SERVICE_STATEMENT_TIMEOUT: milliseconds,
-      SERVICE_JOB_RETENTION: { type: 'string', pattern: '^[1-9][0-9]{0,11}$' },
-      SERVICE_JOB_HEARTBEAT: { type: 'string', pattern: '^([5-9][0-9]|[1-9][0-9]{2,6})$' },
-      SERVICE_QUERY_POOL_SIZE: { type: 'string', pattern: '^([1-9]|[1-9][0-9])$' },
-      SERVICE_QUERY_JOB_CONCURRENCY: { type: 'string', pattern: '^([1-9]|[1-9][0-9])$' },
-      SERVICE_QUERY_BULK_RATE: { type: 'string', pattern: '^(0|[1-9][0-9]{0,11})$' },
+      SERVICE_JOB_RETENTION: { type: 'string', pattern: '^[1-9][0-9]{0,11}$', description: 'a whole number of milliseconds from 1, at most 12 digits' },
+      SERVICE_JOB_HEARTBEAT: { type: 'string', pattern: '^([5-9][0-9]|[1-9][0-9]{2,6})$', description: 'a whole number of milliseconds from 50 to 9999999' },
+      SERVICE_QUERY_POOL_SIZE: upTo99,
+      SERVICE_QUERY_JOB_CONCURRENCY: upTo99,
+      SERVICE_QUERY_BULK_RATE: { type: 'string', pattern: '^(0|[1-9][0-9]{0,11})$', description: 'a whole number of bytes a second (0: no cap), at most 12 digits' },
     },
   },
   register(host: PluginHost) {
     const env = host.config.env;
     const setting = (name: string, fallback: number) => (env[name] ? Number(env[name]) : fallback);
-    registerQueryMessages();
     const role = env.SERVICE_DATABASE_READONLY_USER || DEFAULTS.role;
     const password = env.SERVICE_DATABASE_READONLY_PASSWORD || undefined;
     const views = viewNames(readViewsSql(host.config.generatedDir));

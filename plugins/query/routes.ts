@@ -84,7 +84,7 @@ function versionOf(ctx: Context): number | null {
   const [name, text] = param !== undefined && param !== '' ? ['version', param] : ['Accept-Version', ctx.get('Accept-Version')];
   if (!text) return null;
   const ms = epochMillis(text);
-  if (ms === undefined) throw invalidParameter(name, 'invalidFormat', { format: 'epoch milliseconds' });
+  if (ms === undefined) throw invalidParameter(name, 'mustBeEpochMilliseconds');
   return ms;
 }
 
@@ -92,13 +92,13 @@ function versionOf(ctx: Context): number | null {
 function sqlOf(ctx: Context): string {
   const body = ctx.request.body as unknown;
   const invalid = (path: string, key: string, params: Record<string, unknown> = {}) =>
-    createError('INVALID_PAYLOAD', { type: 'query', action: 'actionRun' }, [{ path, key, params }]);
+    createError('INVALID_QUERY', {}, [{ path, key, params }]);
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('sql', 'mandatory');
   const extra = Object.keys(body).find((k) => k !== 'sql');
   if (extra) throw invalid(extra, 'unknownProperty');
   const { sql } = body as { sql?: unknown };
   if (sql === undefined || sql === null) throw invalid('sql', 'mandatory');
-  if (typeof sql !== 'string') throw invalid('sql', 'wrongType', { expected: 'string' });
+  if (typeof sql !== 'string') throw invalid('sql', 'mustBeText');
   return sql;
 }
 
@@ -126,7 +126,7 @@ export async function configuredTimeout(knex: Knex, db: string, principal: Princ
 export function effectiveTimeout(param: string | undefined, maximum: number, systemAdmin: boolean): number {
   if (param === undefined || param === '') return maximum;
   if (!/^\d{1,10}$/.test(param) || Number(param) > MAX_TIMEOUT_MS) {
-    throw invalidParameter('statementTimeout', 'invalidFormat', { format: `number of milliseconds from 0 to ${MAX_TIMEOUT_MS}` });
+    throw invalidParameter('statementTimeout', 'mustBeMilliseconds', { maximum: MAX_TIMEOUT_MS });
   }
   const value = Number(param);
   if (systemAdmin || maximum === 0) return value;
@@ -208,7 +208,7 @@ export function registerRoutes(deps: RouteDeps) {
     const db = ctx.state.db as DatabaseInfo;
     const id = String(ctx.params.id);
     const found = await jobs.find(db.name, id, { tenant: principal.tenant, systemAdmin: principal.systemAdmin });
-    if (!found) throw createError('OBJECT_NOT_FOUND', { type: 'job', key: id });
+    if (!found) throw createError('JOB_NOT_FOUND', { id });
     return { db, job: found };
   }
 
@@ -251,13 +251,13 @@ export function registerRoutes(deps: RouteDeps) {
     await host.jsonBody(ctx, async () => undefined);
     const body = ctx.request.body as unknown;
     const invalid = (path: string, key: string, params: Record<string, unknown> = {}) =>
-      createError('INVALID_PAYLOAD', { type: 'settings', action: 'actionUpdate' }, [{ path, key, params }]);
+      createError('INVALID_QUERY_SETTINGS', {}, [{ path, key, params }]);
     if (!body || typeof body !== 'object' || Array.isArray(body) || !('statementTimeout' in body)) throw invalid('statementTimeout', 'mandatory');
     const extra = Object.keys(body).find((k) => k !== 'statementTimeout');
     if (extra) throw invalid(extra, 'unknownProperty');
     const value = (body as { statementTimeout: unknown }).statementTimeout;
     if (value !== null && (!Number.isInteger(value) || (value as number) < 0 || (value as number) > MAX_TIMEOUT_MS)) {
-      throw invalid('statementTimeout', 'invalidFormat', { format: `number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, or null` });
+      throw invalid('statementTimeout', 'mustBeMillisecondsOrNull', { maximum: MAX_TIMEOUT_MS });
     }
     await host.knex.raw(
       `insert into "${schemaOf(db.name)}".query_settings (singleton, statement_timeout, updated_at, updated_by) values (true, ?, now(), ?)

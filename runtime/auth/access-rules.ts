@@ -22,7 +22,7 @@ import { booleanSetting } from '../config.ts';
 import type { Violation } from '../errors.ts';
 import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
 import { schemaOf } from '../storage/migrations.ts';
-import { violationsOf } from '../validation.ts';
+import { violationsOf, wrongTypeKey } from '../validation.ts';
 import type { AccessLevel, DatabaseInfo, ExternalIdentity, LoginTenant, UserRecord } from './types.ts';
 
 export type AccessAction = 'GRANT' | 'DENY' | 'CREATE';
@@ -80,10 +80,10 @@ export function accessRuleViolations(rules: unknown): Violation[] {
   const keys: Record<string, (p: Record<string, unknown>) => Pick<Violation, 'key' | 'params'>> = {
     required: () => ({ key: 'mandatory' }),
     unknownProperty: () => ({ key: 'unknownProperty' }),
-    type: (p) => ({ key: 'wrongType', params: { expected: p.type } }),
+    type: (p) => ({ key: wrongTypeKey(p.type) }),
     enum: (p) => ({ key: 'notAllowedValue', params: { allowed: (p.allowedValues as string[]).join(', ') } }),
     maxLength: (p) => ({ key: 'tooLong', params: { limit: p.limit } }),
-    maxItems: (p) => ({ key: 'tooLong', params: { limit: p.limit } }),
+    maxItems: (p) => ({ key: 'tooManyItems', params: { limit: p.limit } }),
     minLength: () => ({ key: 'mandatory' }),
     minItems: () => ({ key: 'mandatory' }),
     minProperties: () => ({ key: 'mandatory' }),

@@ -10,8 +10,10 @@
  * tenant's access rules for identities without a user. Password logins and
  * access keys come back as principals and never meet the access rules.
  *
- * Rejections: 401 when the caller is not who it claims (bad credentials,
- * subject identifier that does not match); 403 when the caller is verified
+ * Rejections: 401 when the caller sent no credentials any method knows
+ * ("Authentication is required."), or is not who it claims (bad
+ * credentials, subject identifier that does not match: "The credentials
+ * were not accepted."); 403 when the caller is verified
  * but has no access to the login tenant (no user, no rule, a DENY rule,
  * access rules off, an unknown tenant in service-tenant).
  */
@@ -76,12 +78,16 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
     return principal;
   }
 
-  /** A driver's 401 without a challenge (e.g. a bad access key) gets every enabled method's, like any other 401. */
-  function withChallenges(err: unknown): unknown {
-    if (err instanceof ServiceError && err.status === 401 && !err.headers['WWW-Authenticate']) {
-      return createError(err.code, err.params, err.violations, { ...err.headers, ...challengeHeaders() });
-    }
-    return err;
+  /**
+   * A 401 once a method found credentials (a driver's, or the core's for the
+   * identity it vouched for): they were refused, which the message says
+   * without telling which part was wrong. Without a challenge of its own
+   * (e.g. a bad access key) it gets every enabled method's.
+   */
+  function rejected(err: unknown): unknown {
+    if (!(err instanceof ServiceError) || err.status !== 401) return err;
+    const headers = err.headers['WWW-Authenticate'] ? err.headers : { ...err.headers, ...challengeHeaders() };
+    return createError('CREDENTIALS_REFUSED', err.params, err.violations, headers);
   }
 
   /** Counts a refused sign-in by method (not a database that is away, which is no refusal). */
@@ -168,7 +174,7 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
           if (result.kind === 'principal') return result.principal;
           return await remembered(result.identity, db, requestedTenant, driver.name);
         } catch (err) {
-          throw refused(driver.name, withChallenges(err));
+          throw refused(driver.name, rejected(err));
         }
       }
       throw refused('none', unauthenticated());

@@ -200,7 +200,7 @@ async function writeList(call: Call, trx: Knex.Transaction, store: ObjectStore, 
   const operation = ctx.query.operation;
   if (operation !== undefined && operation !== 'REPLACE') throw createError('INVALID_PARAMETER', { name: 'operation' });
   const items = payloadOf(ctx);
-  if (!Array.isArray(items)) throw createError('INVALID_PAYLOAD', { type: placeItemType(place), action: 'actionUpdate' }, [{ path: '', key: 'wrongType', params: { expected: 'array' } }]);
+  if (!Array.isArray(items)) throw createError('INVALID_PAYLOAD', { type: placeItemType(place), action: 'actionUpdate' }, [{ path: '', key: 'mustBeList' }]);
   const prepared = await prepareItems(call, writer, store, place, items, existing, violations);
   const listed = new Set(prepared.flatMap((w) => (w.existing ? [w.existing.id] : [])));
   const replace = ctx.method === 'PUT' || operation === 'REPLACE';

@@ -10,7 +10,7 @@ import type { Metamodel, TypeDef } from '../metamodel/model.ts';
 import { SYSTEM_PROPERTIES, WRITABLE_SYSTEM_PROPERTIES } from '../metamodel/model.ts';
 import { createError, type Violation } from '../errors.ts';
 import type { ObjectStore, StoredObject } from '../storage/objects.ts';
-import { violationsOf } from '../validation.ts';
+import { violationsOf, wrongTypeKey } from '../validation.ts';
 import { placeItemType, placeName, placeTypes, type ListPlace, type PathKey, UUID } from './paths.ts';
 
 export type Validators = Record<string, ((data: unknown) => boolean) & { errors?: unknown }>;
@@ -59,9 +59,10 @@ const CLASHES = new Set(['labelTaken', 'idTaken']);
 const KEYWORD_MESSAGES: Record<string, (params: Record<string, unknown>) => Pick<Violation, 'key' | 'params'>> = {
   required: () => ({ key: 'mandatory' }),
   unknownProperty: () => ({ key: 'unknownProperty' }),
-  type: (p) => ({ key: 'wrongType', params: { expected: p.type } }),
+  type: (p) => ({ key: wrongTypeKey(p.type) }),
   enum: (p) => ({ key: 'notAllowedValue', params: { allowed: (p.allowedValues as string[] | undefined)?.join(', ') } }),
-  format: (p) => ({ key: 'invalidFormat', params: { format: p.format } }),
+  // The generated validators know one format.
+  format: (p) => ({ key: p.format === 'uuid' ? 'mustBeTechnicalKey' : 'invalidValue' }),
   maxLength: (p) => ({ key: 'tooLong', params: { limit: p.limit } }),
   minLength: (p) => (p.limit === 1 ? { key: 'mandatory' } : { key: 'tooShort', params: { limit: p.limit } }),
 };
@@ -119,7 +120,7 @@ export class Writer {
   async prepare(req: WriteRequest, now: number, violations: Violation[]): Promise<PreparedWrite | null> {
     const report: Report = (path, key, params) => violations.push({ path: itemPath(req.index, path), key, ...(params ? { params } : {}) });
     if (!req.payload || typeof req.payload !== 'object' || Array.isArray(req.payload)) {
-      report('', 'wrongType', { expected: 'object' });
+      report('', 'mustBeObject');
       return null;
     }
     const body = req.payload as Record<string, unknown>;

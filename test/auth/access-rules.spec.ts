@@ -78,7 +78,7 @@ describe('access rules', () => {
     });
 
     const invalid: [string, unknown, { path: string; message: string }[]][] = [
-      ['a body that is not a list', { action: 'GRANT' }, [{ path: '', message: 'The value must be of type array.' }]],
+      ['a body that is not a list', { action: 'GRANT' }, [{ path: '', message: 'The value must be a list (a JSON array).' }]],
       ['an unknown action', [{ action: 'ALLOW', accessLevel: 'EDITOR' }], [{ path: '0.action', message: 'The value is not allowed; allowed: GRANT, DENY, CREATE.' }]],
       ['GRANT without an access level', [{ action: 'DENY' }, { action: 'GRANT' }], [{ path: '1.accessLevel', message: 'The property is mandatory.' }]],
       ['CREATE without an access level', [{ condition: null, action: 'CREATE' }], [{ path: '0.accessLevel', message: 'The property is mandatory.' }]],
@@ -86,14 +86,14 @@ describe('access rules', () => {
       ['a rule without an action', [{ accessLevel: 'EDITOR' }], [{ path: '0.action', message: 'The property is mandatory.' }]],
       ['an unknown condition', [{ condition: { role: 'x' }, action: 'DENY' }], [{ path: '0.condition.role', message: 'The property is unknown.' }]],
       ['an empty condition', [{ condition: {}, action: 'DENY' }], [{ path: '0.condition', message: 'The property is mandatory.' }]],
-      ['a condition that is text', [{ condition: 'g1', action: 'DENY' }], [{ path: '0.condition', message: 'The value must be of type object.' }]],
-      ['groups that are not a list', [{ condition: { groups: 'g1' }, action: 'DENY' }], [{ path: '0.condition.groups', message: 'The value must be of type array.' }]],
+      ['a condition that is text', [{ condition: 'g1', action: 'DENY' }], [{ path: '0.condition', message: 'The value must be a JSON object.' }]],
+      ['groups that are not a list', [{ condition: { groups: 'g1' }, action: 'DENY' }], [{ path: '0.condition.groups', message: 'The value must be a list (a JSON array).' }]],
       ['an empty list of groups', [{ condition: { groups: [] }, action: 'DENY' }], [{ path: '0.condition.groups', message: 'The property is mandatory.' }]],
-      ['a group that is not text', [{ condition: { groups: ['g', 7] }, action: 'DENY' }], [{ path: '0.condition.groups.1', message: 'The value must be of type string.' }]],
-      ['a tenant ID that is a number', [{ condition: { tenantId: 7 }, action: 'DENY' }], [{ path: '0.condition.tenantId', message: 'The value must be of type string.' }]],
+      ['a group that is not text', [{ condition: { groups: ['g', 7] }, action: 'DENY' }], [{ path: '0.condition.groups.1', message: 'The value must be text.' }]],
+      ['a tenant ID that is a number', [{ condition: { tenantId: 7 }, action: 'DENY' }], [{ path: '0.condition.tenantId', message: 'The value must be text.' }]],
       ['an unknown property of a rule', [{ action: 'DENY', priority: 1 }], [{ path: '0.priority', message: 'The property is unknown.' }]],
-      ['a rule that is not an object', [null], [{ path: '0', message: 'The value must be of type object.' }]],
-      ['1001 rules', Array.from({ length: 1001 }, () => ({ action: 'DENY' })), [{ path: '', message: 'The value is too long (at most 1000).' }]],
+      ['a rule that is not an object', [null], [{ path: '0', message: 'The value must be a JSON object.' }]],
+      ['1001 rules', Array.from({ length: 1001 }, () => ({ action: 'DENY' })), [{ path: '', message: 'The list is too long: at most 1000 entries.' }]],
     ];
     for (const [what, body, violations] of invalid) {
       it(`answers 400 with violations to ${what}, keeping the rules as they were`, async () => {

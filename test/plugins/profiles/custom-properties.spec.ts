@@ -136,8 +136,8 @@ describe('profiles: custom properties on the REST interface', () => {
         [{ anzahlDatensätze: 2 ** 60 }, 'customProperties.anzahlDatensätze: The value must be a whole number.'],
         [{ qualitätsindex: 'hoch' }, 'customProperties.qualitätsindex: The value must be a number.'],
         [{ aggregatwurzel: 'ja', stereotyp: 'Entität' }, 'customProperties.aggregatwurzel: The value must be true or false.'],
-        [{ prüfdatum: '2025-02-29' }, 'customProperties.prüfdatum: The value must be a date YYYY-MM-DD.'],
-        [{ prüfdatum: '31.01.2025' }, 'customProperties.prüfdatum: The value must be a date YYYY-MM-DD.'],
+        [{ prüfdatum: '2025-02-29' }, 'customProperties.prüfdatum: The value must be a date in the form YYYY-MM-DD.'],
+        [{ prüfdatum: '31.01.2025' }, 'customProperties.prüfdatum: The value must be a date in the form YYYY-MM-DD.'],
         [{ gepflegtSeit: '2024-05-31 14:00' }, 'customProperties.gepflegtSeit: The value must be a time in ISO 8601 with a time zone (e.g. 2024-05-31T14:30:00Z) or in epoch milliseconds.'],
         [{ gepflegtSeit: '2024-05-31T14:00:00' }, 'customProperties.gepflegtSeit: The value must be a time in ISO 8601 with a time zone (e.g. 2024-05-31T14:30:00Z) or in epoch milliseconds.'],
         [{ gepflegtSeit: '2024-13-01T00:00:00Z' }, 'customProperties.gepflegtSeit: The value must be a time in ISO 8601 with a time zone (e.g. 2024-05-31T14:30:00Z) or in epoch milliseconds.'],
@@ -174,7 +174,7 @@ describe('profiles: custom properties on the REST interface', () => {
     it('answers in the caller\'s language', async () => {
       const r = await t.request(`/rest/${db}/schemes/Kernbank/classifiers`, { method: 'POST', json: classifier({ prüfdatum: 'morgen' }), headers: { 'accept-language': 'de' } });
       const body = await r.json();
-      expect(body.violations).to.deep.equal([{ message: 'Der Wert muss ein Datum JJJJ-MM-TT sein.', path: 'customProperties.prüfdatum' }]);
+      expect(body.violations).to.deep.equal([{ message: 'Der Wert muss ein Datum der Form JJJJ-MM-TT sein.', path: 'customProperties.prüfdatum' }]);
     });
   });
 
