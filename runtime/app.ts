@@ -143,7 +143,9 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     model: generated.metamodel, validators: generated.validators, knex, secretHandlers, customProperties,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
-  const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory, { knex, env: config.env, signInFailed: (method, status) => metrics.signInFailed(method, status) });
+  const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory, {
+    knex, env: config.env, signInFailed: (method, status) => metrics.signInFailed(method, status),
+  });
   changeListeners.push((_db, types) => {
     if (types.some((t) => t === 'User' || t === 'Tenant' || t === 'AccessRule')) authenticator.forgetAssignments();
   });
