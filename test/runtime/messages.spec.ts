@@ -11,6 +11,7 @@ import { ConfigError } from '../../runtime/config.ts';
 import { ERRORS } from '../../runtime/errors.ts';
 import { MESSAGES, translate } from '../../runtime/messages.ts';
 import { checkPluginConfig } from '../../runtime/plugins.ts';
+import { wrongTypeKey } from '../../runtime/validation.ts';
 import { ADMIN, createDatabase, startService, type TestService } from '../helpers/service.ts';
 
 /** Words put into sentences (`{action}`), not sentences themselves. */
@@ -75,8 +76,16 @@ describe('message texts', () => {
       const english = words.filter((word) => ENGLISH.includes(word));
       expect(english, `de ${key}: ${MESSAGES.de[key]}`).to.deep.equal([]);
       // A whole sentence after a colon starts with a capital letter in German.
-      expect(MESSAGES.de[key], key).to.not.match(/: (der|die|das|ein|eine|es|nichts|senden)\b/);
+      expect(MESSAGES.de[key], key).to.not.match(/: (der|die|das|ein|eine|er|sie|es|nichts|senden)\b/);
     }
+  });
+
+  it('says what a value of the wrong JSON type must be, in words of its own for each type ajv names', () => {
+    expect(wrongTypeKey('boolean')).to.equal('mustBeBoolean');
+    expect(wrongTypeKey('string,null')).to.equal('mustBeText');
+    expect(wrongTypeKey(['string', 'object'])).to.equal('mustBeTextOrObject');
+    expect(wrongTypeKey(['array', 'null'])).to.equal('mustBeList');
+    expect(wrongTypeKey('integer,boolean')).to.equal('invalidValue');
   });
 
   it('has a message for every error code, in both languages', () => {
