@@ -22,6 +22,7 @@ import { booleanSetting } from '../config.ts';
 import type { Violation } from '../errors.ts';
 import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
 import { schemaOf } from '../storage/migrations.ts';
+import { retryingTransaction } from '../storage/retry.ts';
 import { violationsOf } from '../validation.ts';
 import type { AccessLevel, DatabaseInfo, ExternalIdentity, LoginTenant, UserRecord } from './types.ts';
 
@@ -148,10 +149,11 @@ export class AccessRuleStore {
  * A CREATE rule's user: made through the object store (so it has history)
  * in one transaction. Two first requests of the same login ID at once wait
  * for each other on an advisory lock, and the second finds the first's user
- * instead of making another.
+ * instead of making another. A label taken by a concurrent REST write after
+ * the check (a unique violation) runs the transaction again, which sees it.
  */
 export async function createRuleUser(knex: Knex, db: DatabaseInfo, tenant: string, identity: ExternalIdentity, accessLevel: AccessLevel): Promise<{ user: StoredObject; created: boolean }> {
-  return knex.transaction(async (trx) => {
+  return retryingTransaction(knex, async (trx) => {
     await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [JSON.stringify(['access-rule-user', db.name, tenant, identity.loginId])]);
     const store = new ObjectStore(trx, db.name);
     const s = `"${schemaOf(db.name)}"`;

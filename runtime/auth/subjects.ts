@@ -8,11 +8,13 @@
  * The identifier is stored as a new version of the user (User.subjectId,
  * read-only in the REST interface), so history and the version views show
  * when it was assigned. Two first sign-ins at once cannot both store theirs:
- * the row is locked and the value re-read before it is written.
+ * the row is locked and the value re-read before it is written. A deadlock
+ * or lock timeout runs the transaction again (retry.ts), then answers 503.
  */
 import type { Knex } from 'knex';
 import { ObjectStore, plainObject } from '../storage/objects.ts';
 import { schemaOf } from '../storage/migrations.ts';
+import { retryingTransaction } from '../storage/retry.ts';
 import type { UserRecord } from './types.ts';
 
 export type SubjectCheck = 'match' | 'mismatch';
@@ -21,7 +23,7 @@ export type SubjectCheck = 'match' | 'mismatch';
 export async function checkSubject(knex: Knex, db: string, user: Pick<UserRecord, 'id' | 'tenant' | 'subjectId'>, subjectId: string, actor: string): Promise<SubjectCheck> {
   // The common case costs nothing: the directory read the pinned value with the user.
   if (user.subjectId) return user.subjectId === subjectId ? 'match' : 'mismatch';
-  const pinned = await knex.transaction(async (trx) => {
+  const pinned = await retryingTransaction(knex, async (trx) => {
     const locked = await trx.raw(`select props->>'subjectId' as subject_id from "${schemaOf(db)}".objects where id = ? and type = 'User' for update`, [user.id]);
     // The user was removed since the directory read it: nothing to pin to, and nobody to sign in as.
     if (!locked.rows.length) return null;
@@ -31,7 +33,7 @@ export async function checkSubject(knex: Knex, db: string, user: Pick<UserRecord
     const existing = (await store.byId(user.tenant, user.id))!;
     const now = await store.now();
     const next = { ...existing, version: existing.version + 1, modifiedBy: actor, dateModified: now, props: { ...existing.props, subjectId } };
-    if (!await store.update([next], (o) => plainObject(o, db), actor)) throw new Error('user changed while locked');
+    await store.update([next], (o) => plainObject(o, db), actor);
     return subjectId;
   });
   return pinned === subjectId ? 'match' : 'mismatch';

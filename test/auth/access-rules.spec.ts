@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import pg from 'pg';
 import { ADMIN, createDatabase, startService, type TestService } from '../helpers/service.ts';
 import { schemaOf } from '../../runtime/storage/migrations.ts';
 import { conditionHolds, matchingRule, type AccessRule } from '../../runtime/auth/access-rules.ts';
@@ -203,6 +204,34 @@ describe('access rules', () => {
       const answers = await Promise.all(Array.from({ length: 8 }, () => schemes(staff)));
       expect(answers.map((a) => a.status)).to.deep.equal(Array(8).fill(200));
       expect(await usersNamed('rush-staff')).to.have.length(1);
+    });
+
+    it('CREATE: when a concurrent write takes the login ID as a label first, makes the user with a label of its own, not a 500', async function () {
+      const url = process.env.SERVICE_TEST_DATABASE_URL;
+      if (!url) this.skip(); // the embedded database runs one transaction at a time
+      const holder = new pg.Client({ connectionString: url });
+      await holder.connect();
+      const s = `"${schemaOf(db)}"`;
+      const taken = randomUUID();
+      try {
+        // An administrator's new user labelled like the login ID, written but not yet committed.
+        await holder.query('begin');
+        await holder.query(`insert into ${s}.objects (id, tenant, type, list, label, version, date_created, date_modified, props)
+          values ($1, $2, 'User', 'users', 'late-staff', 1, now(), now(), '{"loginId":"someone-else"}')`, [taken, tenantIds.Default]);
+        const signIn = schemes({ loginId: 'late-staff', groups: ['staff'] });
+        for (let tries = 0; tries < 200; tries++) {
+          const waiting = await holder.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+          if (waiting.rows[0].n > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        await holder.query('commit');
+        expect((await signIn).status).to.equal(200);
+        const [user] = await usersNamed('late-staff');
+        expect(user.label).to.match(/^late-staff \([0-9a-f]{8}\)$/);
+      } finally {
+        await holder.query(`delete from ${s}.objects where id = $1`, [taken]);
+        await holder.end();
+      }
     });
 
     it('does not evaluate rules for an identity that has a user in the tenant', async () => {
