@@ -25,7 +25,7 @@
 import type { Metamodel } from '../metamodel/model.ts';
 import type { ObjectStore, RowLock, StoredObject } from '../storage/objects.ts';
 import { RaceLost } from '../storage/retry.ts';
-import { scopeTenant, placeTypes, UUID, type ListPlace, type Scope, type Target } from './paths.ts';
+import { inList, placeTypes, scopeTenant, UUID, type ListPlace, type Scope, type Target } from './paths.ts';
 
 const referenceNamesOf = new WeakMap<Metamodel, Set<string>>();
 
@@ -39,7 +39,7 @@ function referenceNames(model: Metamodel): Set<string> {
 }
 
 /** The technical keys a payload (an object or a list of them) names in reference properties. */
-export function namedKeys(model: Metamodel, payload: unknown): string[] {
+function namedKeys(model: Metamodel, payload: unknown): string[] {
   const names = referenceNames(model);
   const keys = new Set<string>();
   for (const item of Array.isArray(payload) ? payload : [payload]) {
@@ -51,18 +51,11 @@ export function namedKeys(model: Metamodel, payload: unknown): string[] {
   return [...keys];
 }
 
-/** Whether the object still stands where the path found it, under the key the path gives. */
+/** Whether the path's last key still names the object, in the place where the path found it. */
 function stillNamed(o: StoredObject, target: Extract<Target, { kind: 'object' }>): boolean {
   const { place, key } = target;
-  if (!key.isId && o.label !== key.value) return false;
-  return inPlace(o, place);
-}
-
-export function inPlace(o: StoredObject, place: ListPlace): boolean {
-  if (place.kind === 'root') return o.parentId === null && o.list === place.list.name;
-  if (place.kind === 'all') return true;
-  if (place.list.inverseOf) return o.props[place.list.inverseOf] === place.owner.id;
-  return o.parentId === place.owner.id && o.list === place.list.name;
+  if (!key.isId) return o.label === key.value && inList(o, place);
+  return place.kind !== 'children' || inList(o, place);
 }
 
 /**
@@ -88,5 +81,5 @@ export async function lockTarget(store: ObjectStore, model: Metamodel, scope: Sc
 /** Locks the objects of a list that a list write changes or replaces; those gone or moved meanwhile are left out. */
 export async function lockListed(store: ObjectStore, tenant: string | null, place: ListPlace, listed: StoredObject[]): Promise<StoredObject[]> {
   const current = await store.lock(tenant, listed.map((o) => o.id), 'no key update');
-  return current.filter((o) => inPlace(o, place));
+  return current.filter((o) => inList(o, place));
 }

@@ -149,6 +149,13 @@ describe('REST interface: concurrent writes', () => {
       expect(final._version).to.equal(1 + 16 * 50);
     });
 
+    it('locks an object reached by technical key through a top-level list it is no root of, and merges into it', async () => {
+      const org = await call('POST', 'organizations', 201, { _type: 'Organization', label: 'Top' });
+      const sub = await call('POST', `organizations/${org.id}/organizations`, 201, { _type: 'Organization', label: 'Below' });
+      expect(await call('PATCH', `organizations/${sub.id}`, 200, { title: 'reached from the top' })).to.include({ parentId: org.id, _version: 2 });
+      await call('DELETE', `organizations/${sub.id}`, 204);
+    });
+
     it('still answers 412 to a PATCH or PUT whose If-Match is stale, and lets one of racing PATCHes with the same If-Match win', async () => {
       const scheme = await call('POST', 'schemes', 201, { _type: 'Scheme', label: 'Preconditions' });
       const c = await call('POST', `schemes/${scheme.id}/classifiers`, 201, { _type: 'Classifier', label: 'Guarded' });
