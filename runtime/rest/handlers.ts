@@ -20,7 +20,7 @@ import { listItems, pagedAsOf, readList } from './lists.ts';
 import { assertNoViolations, changesNothing, itemPath, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
 import { removalOf } from './removal.ts';
 import { lockListed, lockTarget } from './locks.ts';
-import { retryingTransaction } from '../storage/retry.ts';
+import { RaceLost, retryingTransaction } from '../storage/retry.ts';
 
 export interface RestDeps {
   model: Metamodel;
@@ -203,18 +203,37 @@ async function writeList(call: Call, trx: Knex.Transaction, store: ObjectStore, 
     await store.remove(await removalOf(deps.model, store, call.scope.tenant, await listItems(call, store, place)), call.principal.loginId);
     return { status: 204 };
   }
-  const existing = await lockListed(store, scopeTenant(call.scope, placeTypes(deps.model, place)), place, await listItems(call, store, place));
   const operation = ctx.query.operation;
   if (operation !== undefined && operation !== 'REPLACE') throw createError('INVALID_PARAMETER', { name: 'operation' });
   const items = payloadOf(ctx);
   if (!Array.isArray(items)) throw createError('INVALID_PAYLOAD', { type: placeItemType(place), action: 'actionUpdate' }, [{ path: '', key: 'wrongType', params: { expected: 'array' } }]);
+  const replace = ctx.method === 'PUT' || operation === 'REPLACE';
+  const existing = await lockedItems(call, store, place, items, replace);
   const prepared = await prepareItems(call, writer, store, place, items, existing, violations);
   const listed = new Set(prepared.flatMap((w) => (w.existing ? [w.existing.id] : [])));
-  const replace = ctx.method === 'PUT' || operation === 'REPLACE';
   const leaving = replace ? existing.filter((o) => !listed.has(o.id)) : [];
   await applyWrites(call, trx, store, writer, { prepared, leaving, violations, place, creates: false });
   const result = await listItems(call, store, place);
   return { status: 200, body: halList(placeName(place), ctx.href, result.length, result.map((o) => render(call, o))) };
+}
+
+/**
+ * The list's objects, those the write changes or removes locked and read
+ * again: every one when it replaces the list, else those its items name, so
+ * that list writes of different objects of one list do not wait for each
+ * other. Objects removed or moved meanwhile drop out; when the items then
+ * name an object that is not locked (one renamed onto a named label), the
+ * write runs again.
+ */
+async function lockedItems(call: Call, store: ObjectStore, place: ListPlace, items: unknown[], replace: boolean): Promise<StoredObject[]> {
+  const { model } = call.deps;
+  const listed = await listItems(call, store, place);
+  const named = replace ? listed : [...new Set(matchItems(items, listed, model, []).filter((o) => o !== undefined))];
+  const locked = new Map((await lockListed(store, scopeTenant(call.scope, placeTypes(model, place)), place, named)).map((o) => [o.id, o]));
+  const gone = new Set(named.filter((o) => !locked.has(o.id)).map((o) => o.id));
+  const existing = listed.filter((o) => !gone.has(o.id)).map((o) => locked.get(o.id) ?? o);
+  if (matchItems(items, existing, model, []).some((o) => o !== undefined && !locked.has(o.id))) throw new RaceLost();
+  return existing;
 }
 
 /** Each item replaces or modifies the listed object it names by technical key or label, or is created. */

@@ -281,28 +281,57 @@ describe('REST interface: writes that lose races', () => {
     await expectStatus(await send('GET', `schemes/${scheme.id}/classifiers/Given%20Up`), 404);
   });
 
-  it('answers 503, not 500, when the database grants no lock within lock_timeout, and undoes what the write had done', async function () {
-    const url = process.env.SERVICE_TEST_DATABASE_URL;
-    if (!url) this.skip(); // the embedded database has one connection: nobody else can hold a lock
-    const impatient = await startService({ SERVICE_DATABASE_URL: `${url}?options=${encodeURIComponent('-c lock_timeout=50')}` });
-    const holder = new pg.Client({ connectionString: url });
-    try {
-      const name = await createDatabase(impatient);
-      const path = `/rest/${name}/schemes`;
-      const created = await expectStatus(await impatient.request(path, { method: 'POST', json: { _type: 'Scheme', label: 'Held', title: 'before' } }), 201);
-      await holder.connect();
+  describe('on PostgreSQL, beside a lock another connection holds', () => {
+    let impatient: TestService;
+    let name: string;
+    let holder: pg.Client;
+    const rest = (path: string, method = 'GET', json?: unknown) => impatient.request(`/rest/${name}/${path}`, { method, json });
+    /** Holds a lock on rows from another connection while the call runs, and lets go after. */
+    async function whileHeld(lockSql: string, id: string, run: () => Promise<void>) {
       await holder.query('begin');
-      // The open history row: the PATCH changes the object first, then waits here to close it.
-      await holder.query(`select 1 from "${schemaOf(name)}".history where id = $1 and valid_to is null for update`, [created.id]);
-      const r = await impatient.request(`${path}/${created.id}`, { method: 'PATCH', json: { title: 'after' } });
-      expect(r.headers.get('retry-after')).to.equal('1');
-      await expectStatus(r, 503);
-      await holder.query('rollback');
-      expect(await expectStatus(await impatient.request(`${path}/${created.id}`), 200)).to.include({ title: 'before', _version: 1 });
-      expect(await expectStatus(await impatient.request(`${path}/${created.id}`, { method: 'PATCH', json: { title: 'after' } }), 200)).to.include({ _version: 2 });
-    } finally {
-      await holder.end();
-      await impatient.close();
+      try {
+        await holder.query(lockSql.replaceAll('$S', `"${schemaOf(name)}"`), [id]);
+        await run();
+      } finally {
+        await holder.query('rollback');
+      }
     }
+    before(async function () {
+      const url = process.env.SERVICE_TEST_DATABASE_URL;
+      if (!url) this.skip(); // the embedded database has one connection: nobody else can hold a lock
+      // A lock not granted within 50 ms fails the statement (55P03), so a write that waits shows as 503.
+      impatient = await startService({ SERVICE_DATABASE_URL: `${url}?options=${encodeURIComponent('-c lock_timeout=50')}` });
+      name = await createDatabase(impatient);
+      holder = new pg.Client({ connectionString: url });
+      await holder.connect();
+    });
+    after(async () => {
+      await holder?.end();
+      await impatient?.close();
+    });
+
+    it('answers 503, not 500, when no lock is granted within lock_timeout, and undoes what the write had done', async () => {
+      const created = await expectStatus(await rest('schemes', 'POST', { _type: 'Scheme', label: 'Held', title: 'before' }), 201);
+      // The open history row: the PATCH changes the object first, then waits here to close it.
+      await whileHeld('select 1 from $S.history where id = $1 and valid_to is null for update', created.id, async () => {
+        const r = await rest(`schemes/${created.id}`, 'PATCH', { title: 'after' });
+        expect(r.headers.get('retry-after')).to.equal('1');
+        await expectStatus(r, 503);
+      });
+      expect(await expectStatus(await rest(`schemes/${created.id}`), 200)).to.include({ title: 'before', _version: 1 });
+      expect(await expectStatus(await rest(`schemes/${created.id}`, 'PATCH', { title: 'after' }), 200)).to.include({ _version: 2 });
+    });
+
+    it('lets a list PATCH change objects of a list while another object of it is being written, and waits when it names or replaces that one', async () => {
+      const org = await expectStatus(await rest('organizations', 'POST', { _type: 'Organization', label: 'Listed' }), 201);
+      const [busy, free] = (await expectStatus(await rest(`organizations/${org.id}/persons`, 'PUT', [
+        { _type: 'Person', givenName: 'Busy' }, { _type: 'Person', givenName: 'Free' }]), 200))._embedded.persons;
+      await whileHeld('select 1 from $S.objects where id = $1 for no key update', busy.id, async () => {
+        await expectStatus(await rest(`organizations/${org.id}/persons`, 'PATCH', [{ id: free.id, title: 'changed beside' }]), 200);
+        await expectStatus(await rest(`organizations/${org.id}/persons`, 'PATCH', [{ id: busy.id, title: 'must wait' }]), 503);
+        await expectStatus(await rest(`organizations/${org.id}/persons`, 'PUT', [{ _type: 'Person', id: free.id, givenName: 'Free' }]), 503);
+      });
+      expect((await expectStatus(await rest(`persons/${free.id}`), 200)).title).to.equal('changed beside');
+    });
   });
 });
