@@ -322,6 +322,16 @@ describe('REST interface: writes that lose races', () => {
       expect(await expectStatus(await rest(`schemes/${created.id}`, 'PATCH', { title: 'after' }), 200)).to.include({ _version: 2 });
     });
 
+    it('adds a child to an organization being changed, and waits while it is being removed', async () => {
+      const org = await expectStatus(await rest('organizations', 'POST', { _type: 'Organization', label: 'Parent' }), 201);
+      await whileHeld('select 1 from $S.objects where id = $1 for no key update', org.id, async () => {
+        await expectStatus(await rest(`organizations/${org.id}/persons`, 'POST', { _type: 'Person', givenName: 'Beside' }), 201);
+      });
+      await whileHeld('select 1 from $S.objects where id = $1 for update', org.id, async () => {
+        await expectStatus(await rest(`organizations/${org.id}/persons`, 'POST', { _type: 'Person', givenName: 'After' }), 503);
+      });
+    });
+
     it('lets a list PATCH change objects of a list while another object of it is being written, and waits when it names or replaces that one', async () => {
       const org = await expectStatus(await rest('organizations', 'POST', { _type: 'Organization', label: 'Listed' }), 201);
       const [busy, free] = (await expectStatus(await rest(`organizations/${org.id}/persons`, 'PUT', [
