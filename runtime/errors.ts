@@ -33,6 +33,7 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: { status: 413, key: 'payloadTooLarge' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, key: 'unsupportedMediaType' },
   TOO_MANY_ATTEMPTS: { status: 429, key: 'tooManyAttempts' },
+  TOO_MANY_QUERIES: { status: 429, key: 'tooManyQueries' },
   INTERNAL: { status: 500, key: 'internal' },
   UNAVAILABLE: { status: 503, key: 'unavailable' },
 } as const;

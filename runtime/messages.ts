@@ -21,6 +21,7 @@ const en: Record<string, string> = {
   payloadTooLarge: 'The request body is too large.',
   unsupportedMediaType: 'The content type {contentType} is not supported; send {expected}.',
   tooManyAttempts: 'Too many failed sign-in attempts; try again later.',
+  tooManyQueries: 'Your tenant is running {limit} queries already; try again when one has finished.',
   internal: 'An unexpected error occurred.',
   unavailable: 'The service is temporarily unavailable.',
   // violations
@@ -66,6 +67,7 @@ const de: Record<string, string> = {
   payloadTooLarge: 'Der Inhalt der Anfrage ist zu groß.',
   unsupportedMediaType: 'Der Inhaltstyp {contentType} wird nicht unterstützt; senden Sie {expected}.',
   tooManyAttempts: 'Zu viele fehlgeschlagene Anmeldeversuche; versuchen Sie es später erneut.',
+  tooManyQueries: 'Ihr Mandant führt bereits {limit} Abfragen aus; versuchen Sie es erneut, wenn eine beendet ist.',
   internal: 'Ein unerwarteter Fehler ist aufgetreten.',
   unavailable: 'Der Dienst ist vorübergehend nicht verfügbar.',
   mandatory: 'Die Eigenschaft ist ein Pflichtfeld.',
