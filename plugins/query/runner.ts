@@ -126,7 +126,7 @@ export class QueryEngine {
       // An idle connection that the server closes must not take the process down.
       this.pool.on('error', (err) => options.log.warn({ err: String(err) }, 'query pool connection lost'));
     } else {
-      this.readers = options.storage.openReaders?.(options.poolSize);
+      this.readers = options.storage.openReaders?.({ size: options.poolSize });
       if (!this.readers) throw new Error(`the ${options.storage.kind} storage cannot run query statements`);
     }
   }

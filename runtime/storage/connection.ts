@@ -28,11 +28,11 @@ export interface Storage {
    */
   interrupt?(): Promise<void>;
   /**
-   * Embedded database only: up to `size` copies of it, each in a thread of
+   * Embedded database only: up to `size` copies of it (closed after `idleMs` unused), each in a thread of
    * its own, for statements that must not hold the database
    * (snapshot-readers.ts). The caller closes them before the storage.
    */
-  openReaders?(size: number): SnapshotReaders;
+  openReaders?(options: { size: number; idleMs?: number }): SnapshotReaders;
   close(): Promise<void>;
 }
 
@@ -89,7 +89,7 @@ async function openEmbedded(dataDir: string, log: StorageLog): Promise<Storage> 
     knex,
     kind: 'pglite',
     interrupt: () => host.interrupt(),
-    openReaders: (size) => new SnapshotReaders({ knex, dataDir: dir, log, size }),
+    openReaders: (options) => new SnapshotReaders({ knex, dataDir: dir, log, ...options }),
     close() {
       // The pool first, so that it opens no connection any more; then the database, which fails a
       // statement still running, so that the pool gets its connection back and can finish.
