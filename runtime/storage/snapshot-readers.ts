@@ -18,6 +18,13 @@ import { PgliteHost, type StorageLog } from './pglite-host.ts';
 import { createTemporaryDataDir, removeTemporaryDataDir } from './pglite-files.ts';
 import { currentLsn, takeSnapshot } from './pglite-snapshot.ts';
 
+/**
+ * The copies' threads run at this nice value: a report that takes a core
+ * for minutes yields it to the threads that answer people (the event loop,
+ * the database's own thread, password checks) whenever they need it.
+ */
+export const READER_NICENESS = 10;
+
 export interface SnapshotReadersOptions {
   /** The embedded database and its folder. */
   knex: Knex;
@@ -132,7 +139,7 @@ export class SnapshotReaders {
       const snapshot = this.snapshots.catch(() => undefined).then(() => takeSnapshot(this.options.knex, this.options.dataDir, dir));
       this.snapshots = snapshot;
       const { lsn } = await snapshot;
-      const host = await PgliteHost.open({ dataDir: dir, log: this.options.log });
+      const host = await PgliteHost.open({ dataDir: dir, log: this.options.log, niceness: READER_NICENESS });
       const client = new pg.Client({ user: 'postgres', database: 'postgres', stream: () => host.socket() } as pg.ClientConfig);
       // A copy closed under a connection (a timeout, close()) fails its statement; the client's own error event is no news.
       client.on('error', () => undefined);
