@@ -54,6 +54,12 @@ interface Reader {
   idleTimer?: NodeJS.Timeout;
 }
 
+/** Logs why no copy could be made, and fails the caller as an unavailable database does (503), not as its statement. */
+function unavailable(what: string, err: unknown, log: StorageLog): Error {
+  log.error({ err: err instanceof Error ? err.message : String(err) }, what);
+  return Object.assign(new Error(`${what}: ${err instanceof Error ? err.message : String(err)}`), { code: '57P03' });
+}
+
 export class SnapshotReaders {
   private readonly readers = new Set<Reader>();
   /** Copies being made count against the size too. */
@@ -134,31 +140,52 @@ export class SnapshotReaders {
   /** Makes a copy of the database as it is now and opens it. */
   private async open(): Promise<Reader> {
     this.opening++;
-    const dir = await createTemporaryDataDir();
     try {
-      const snapshot = this.snapshots.catch(() => undefined).then(() => takeSnapshot(this.options.knex, this.options.dataDir, dir));
-      this.snapshots = snapshot;
-      const { lsn } = await snapshot;
-      const host = await PgliteHost.open({ dataDir: dir, log: this.options.log, niceness: READER_NICENESS });
-      const client = new pg.Client({ user: 'postgres', database: 'postgres', stream: () => host.socket() } as pg.ClientConfig);
-      // A copy closed under a connection (a timeout, close()) fails its statement; the client's own error event is no news.
-      client.on('error', () => undefined);
+      const { dir, lsn } = await this.snapshot();
       try {
-        await client.connect();
+        const host = await PgliteHost.open({ dataDir: dir, log: this.options.log, niceness: READER_NICENESS });
+        const client = new pg.Client({ user: 'postgres', database: 'postgres', stream: () => host.socket() } as pg.ClientConfig);
+        // A copy closed under a connection (a timeout, close()) fails its statement; the client's own error event is no news.
+        client.on('error', () => undefined);
+        try {
+          await client.connect();
+        } catch (err) {
+          await host.close();
+          throw err;
+        }
+        const reader: Reader = { dir, lsn, host, client, busy: false };
+        this.readers.add(reader);
+        this.made++;
+        return reader;
       } catch (err) {
-        await host.close();
-        throw err;
+        await removeTemporaryDataDir(dir);
+        throw unavailable('the copy of the embedded database cannot be opened', err, this.options.log);
       }
-      const reader: Reader = { dir, lsn, host, client, busy: false };
-      this.readers.add(reader);
-      this.made++;
-      return reader;
-    } catch (err) {
-      await removeTemporaryDataDir(dir);
-      throw err;
     } finally {
       this.opening--;
     }
+  }
+
+  /**
+   * A copy in a new folder, one at a time. Tried twice: a backup breaks off
+   * when the database's thread is replaced meanwhile (its memory had grown,
+   * pglite-host.ts), and the next one then succeeds.
+   */
+  private async snapshot(): Promise<{ dir: string; lsn: bigint }> {
+    const take = async () => {
+      for (let attempt = 1; ; attempt++) {
+        const dir = await createTemporaryDataDir();
+        try {
+          return { dir, lsn: (await takeSnapshot(this.options.knex, this.options.dataDir, dir)).lsn };
+        } catch (err) {
+          await removeTemporaryDataDir(dir);
+          if (attempt >= 2) throw unavailable('the embedded database cannot be copied', err, this.options.log);
+        }
+      }
+    };
+    const snapshot = this.snapshots.catch(() => undefined).then(take);
+    this.snapshots = snapshot;
+    return snapshot;
   }
 
   private async discard(reader: Reader): Promise<void> {

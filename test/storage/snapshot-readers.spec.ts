@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import { openStorage, type Storage } from '../../runtime/storage/connection.ts';
-import type { SnapshotLease, SnapshotReaders } from '../../runtime/storage/snapshot-readers.ts';
+import { SnapshotReaders, type SnapshotLease } from '../../runtime/storage/snapshot-readers.ts';
 
 const quiet = { info() {}, warn() {}, error() {} };
 const LONG = `with recursive r(n) as (select 1 union all select n + 1 from r where n < 50000000) select count(*) from r`;
@@ -116,6 +116,19 @@ describe('Storage: copies of the embedded database for long reads', function () 
     expect(await waiting).to.equal('AbortError');
     a.release(false);
     b.release(false);
+  });
+
+  it('fails as an unavailable database (57P03) when no copy can be made, and stops the backup it started', async () => {
+    const errors: string[] = [];
+    const broken = new SnapshotReaders({ knex: storage.knex, dataDir: '/nonexistent/folder', size: 1, log: { ...quiet, error: (_o, msg) => errors.push(msg) } });
+    const failed = await broken.acquire().then(() => undefined, (err) => err);
+    expect(failed?.code).to.equal('57P03');
+    expect(errors).to.include('the embedded database cannot be copied');
+    await broken.close();
+    // pg_backup_start again would fail had the backup been left running.
+    const lease = await readers.acquire();
+    expect(await count(lease)).to.equal(0);
+    lease.release(false);
   });
 
   it('closes a copy left unused, and every copy with its folder on close', async () => {
