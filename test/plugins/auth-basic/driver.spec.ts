@@ -4,7 +4,7 @@ import { BasicDriver, PasswordStore, parseBasic } from '../../../plugins/auth-ba
 import { CredentialCache } from '../../../plugins/auth-basic/cache.ts';
 import { parsePepperStore } from '../../../plugins/auth-basic/pepper.ts';
 import { PasswordHasher, type PasswordCheck, type StoredPassword } from '../../../plugins/auth-basic/passwords.ts';
-import { LoginThrottle } from '../../../plugins/auth-basic/throttle.ts';
+import { SignInThrottle } from '../../../runtime/auth/throttle.ts';
 import { createDirectory } from '../../../runtime/auth/directory.ts';
 import type { DatabaseInfo, Principal } from '../../../runtime/auth/types.ts';
 import { ServiceError } from '../../../runtime/errors.ts';
@@ -44,7 +44,7 @@ describe('BasicDriver', () => {
     const basicDriver = new BasicDriver({
       hasher, passwords: new PasswordStore(knex), directory: createDirectory(knex, [ADMIN.loginId]),
       cache: new CredentialCache<true>({ ttlMs: 60_000, now }), signIns: new CredentialCache<Principal>({ ttlMs: 60_000, now }),
-      throttle: new LoginThrottle(), log: { warn: () => {} },
+      throttle: new SignInThrottle(), log: { warn: () => {} },
     });
     const signIn = (loginId: string, password: string, requestedTenant?: string) => {
       const ctx = { get: (name: string) => (name.toLowerCase() === 'authorization' ? basic(loginId, password) : '') } as unknown as Context;
