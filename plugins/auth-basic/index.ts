@@ -159,8 +159,9 @@ export class BasicDriver implements AuthDriver {
 
   /**
    * One answer for every credential that cannot be verified (unknown login
-   * ID or tenant, no user there, no password, wrong password), so that it
-   * tells an attacker nothing.
+   * ID, no user, no password, wrong password), so that it tells an attacker
+   * nothing. A verified caller refused the tenant named in service-tenant
+   * gets 403, whether that tenant exists or not.
    */
   private rejection() {
     return createError('UNAUTHENTICATED', {}, [], { 'WWW-Authenticate': this.challenge() });
@@ -204,12 +205,20 @@ export class BasicDriver implements AuthDriver {
     }
     if (!db) return null;
     const login = await directory.findLoginTenant(db, loginId, requestedTenant);
-    const user = login?.user;
-    if (!login || !user) return null;
-    const stored = await passwords.ofUser(db.name, user.id);
-    if (!stored) return null;
-    const principal = directory.principalOf(login, loginId, this.name)!;
-    return { stored, save: (s) => passwords.setUser(db.name, user.id, s), principal: async () => principal };
+    if (login?.user) {
+      const principal = directory.principalOf(login, loginId, this.name)!;
+      return this.userAccount(db.name, login.user.id, async () => principal);
+    }
+    if (requestedTenant === undefined) return null;
+    // service-tenant names a tenant that does not exist or holds no user of the login ID: the password is the one of the
+    // user the login ID signs in as without the header, and once it is verified the answer is 403, the same for both.
+    const home = await directory.findLoginTenant(db, loginId, undefined);
+    return home?.user ? this.userAccount(db.name, home.user.id, async () => { throw createError('FORBIDDEN'); }) : null;
+  }
+
+  private async userAccount(db: string, userId: string, principal: () => Promise<Principal>): Promise<Account | null> {
+    const stored = await this.o.passwords.ofUser(db, userId);
+    return stored ? { stored, save: (s) => this.o.passwords.setUser(db, userId, s), principal } : null;
   }
 
   private async adminPrincipal(db: AuthRequest['db'], loginId: string, requestedTenant?: string): Promise<Principal> {

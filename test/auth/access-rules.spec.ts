@@ -146,7 +146,7 @@ describe('access rules', () => {
         expect((await t.request(path, { method, json, auth: people['second-boss'] })).status, `${method} ${path}`).to.equal(404);
       }
       // Naming the tenant does not help: the other tenant's administrator has no user there.
-      expect((await t.request(rulesPath('Default'), { method: 'PUT', json: [], auth: people['second-boss'], headers: inTenant('Default') })).status).to.equal(401);
+      expect((await t.request(rulesPath('Default'), { method: 'PUT', json: [], auth: people['second-boss'], headers: inTenant('Default') })).status).to.equal(403);
       expect(await (await t.request(rulesPath('Default'))).json()).to.deep.equal(before);
     });
   });

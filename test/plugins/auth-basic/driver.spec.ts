@@ -140,8 +140,9 @@ describe('BasicDriver', () => {
   it('spends a verification on a login ID without a user too, so the time taken does not tell', async () => {
     const { hasher, signIn } = driver();
     expect(await status(signIn('nobody', 'some-Passwort'))).to.equal(401);
-    expect(await status(signIn(bob.loginId, bob.password, 'No such tenant'))).to.equal(401);
-    expect(hasher.verifications).to.equal(2);
+    expect(await status(signIn(bob.loginId, 'wrong-Passwort', 'No such tenant'))).to.equal(401);
+    expect(await status(signIn(bob.loginId, bob.password, 'No such tenant'))).to.equal(403);
+    expect(hasher.verifications).to.equal(3);
   });
 
   it('checks no password of a locked login ID, not even the right one', async () => {
