@@ -162,7 +162,7 @@ export async function createRuleUser(knex: Knex, db: DatabaseInfo, tenant: strin
     const props: Record<string, unknown> = { loginId: identity.loginId, accessLevel };
     if (identity.givenName) props.givenName = identity.givenName;
     if (identity.familyName) props.familyName = identity.familyName;
-    if (identity.subjectId !== undefined) props.subjectId = identity.subjectId;
+    if (identity.subjectId) props.subjectId = identity.subjectId;
     // The name the identity gives (SERVICE_JNDI_COMMON_NAME, SERVICE_OIDC_JWT_USER_NAME …) is the user's title.
     const title = identity.commonName || [identity.givenName, identity.familyName].filter(Boolean).join(' ') || null;
     const user: StoredObject = {
