@@ -27,6 +27,7 @@ export const ERRORS = {
   CONFLICT: { status: 409, key: 'conflict' },
   LABEL_CLASH: { status: 409, key: 'labelClash' },
   ID_CLASH: { status: 409, key: 'idClash' },
+  LOGIN_ID_CLASH: { status: 409, key: 'loginIdClash' },
   CONCURRENT_CHANGE: { status: 409, key: 'concurrentChange' },
   DATABASE_EXISTS: { status: 409, key: 'databaseExists' },
   PRECONDITION_FAILED: { status: 412, key: 'preconditionFailed' },

@@ -23,6 +23,7 @@ import type { Violation } from '../errors.ts';
 import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
 import { schemaOf } from '../storage/migrations.ts';
 import { violationsOf } from '../validation.ts';
+import { lockLoginIds } from './user-writes.ts';
 import type { AccessLevel, DatabaseInfo, ExternalIdentity, LoginTenant, UserRecord } from './types.ts';
 
 export type AccessAction = 'GRANT' | 'DENY' | 'CREATE';
@@ -147,12 +148,12 @@ export class AccessRuleStore {
 /**
  * A CREATE rule's user: made through the object store (so it has history)
  * in one transaction. Two first requests of the same login ID at once wait
- * for each other on an advisory lock, and the second finds the first's user
- * instead of making another.
+ * for each other on the login ID's lock (the one REST writes of users take
+ * too), and the second finds the first's user instead of making another.
  */
 export async function createRuleUser(knex: Knex, db: DatabaseInfo, tenant: string, identity: ExternalIdentity, accessLevel: AccessLevel): Promise<{ user: StoredObject; created: boolean }> {
   return knex.transaction(async (trx) => {
-    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [JSON.stringify(['access-rule-user', db.name, tenant, identity.loginId])]);
+    await lockLoginIds(trx, db.name, [identity.loginId]);
     const store = new ObjectStore(trx, db.name);
     const s = `"${schemaOf(db.name)}"`;
     const existing = await trx.raw(`select id from ${s}.objects where type = 'User' and tenant = ? and props->>'loginId' = ? order by id`, [tenant, identity.loginId]);

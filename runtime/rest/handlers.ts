@@ -17,6 +17,7 @@ import { resolvePathAt } from './as-of.ts';
 import { listItems, pagedAsOf, readList } from './lists.ts';
 import { assertNoViolations, changesNothing, itemPath, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
 import { removalOf } from './removal.ts';
+import { checkUserWrites } from '../auth/user-writes.ts';
 
 export interface RestDeps {
   model: Metamodel;
@@ -266,6 +267,7 @@ async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore
   await writer.checkReferences(prepared, violations);
   const leaving = await removalOf(call.deps.model, store, call.scope.tenant, batch.leaving);
   await writer.checkKeys(prepared, leaving.map((o) => o.id), violations);
+  await checkUserWrites(trx, call.db, call.principal, prepared, leaving.map((o) => o.id), violations);
   assertNoViolations(violations, batch.place, batch.creates);
   await store.remove(leaving, call.principal.loginId);
   for (const w of prepared) if (changesNothing(w)) w.object = w.existing!;
