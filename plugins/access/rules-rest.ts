@@ -2,7 +2,8 @@
  * The REST paths of access rules (decisions §2):
  *
  *   GET  /rest/<db>/tenants/<tenant>/accessRules          → the ordered list ([] when none)
- *   PUT  /rest/<db>/tenants/<tenant>/accessRules          ← the whole list, replaced
+ *   PUT  /rest/<db>/tenants/<tenant>/accessRules          ← the whole list, replaced; a CREATE
+ *        rule's `organization` must name a top-level organization of the tenant
  *   POST /rest/<db>/tenants/<tenant>/accessRules/explain  {loginId, groups?, tenantId?}
  *        → {rule, action, accessLevel, user, reason}: what a sign-in of that
  *          identity into the tenant would get, without signing in as it.
@@ -14,7 +15,7 @@
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import { Ajv } from 'ajv';
-import { createError } from '../../runtime/errors.ts';
+import { createError, type Violation } from '../../runtime/errors.ts';
 import { requireLevel } from '../../runtime/auth/middleware.ts';
 import { accessRuleViolations, AccessRuleStore, decideAccess, type AccessRule } from '../../runtime/auth/access-rules.ts';
 import type { Directory, ExternalIdentity, Principal } from '../../runtime/auth/types.ts';
@@ -59,6 +60,7 @@ export async function handleAccessRules(deps: RulesRestDeps, call: Call, segment
   if (ctx.method === 'PUT') {
     const body = ctx.request.body;
     const violations = accessRuleViolations(body);
+    if (!violations.length) violations.push(...await organizationViolations(deps.knex, call.db, tenant.id, body as unknown as AccessRule[]));
     if (violations.length) throw createError('INVALID_PAYLOAD', { type: 'access rules', action: 'actionUpdate' }, violations);
     await deps.rules.setRules(call.db, tenant.id, body as unknown as AccessRule[], principal.loginId).catch((err) => {
       // The tenant was removed since it was read.
@@ -84,6 +86,21 @@ async function tenantOf(knex: Knex, call: Call, key: string): Promise<{ id: stri
   const tenant = r.rows[0] as { id: string; label: string } | undefined;
   if (!tenant || (!call.principal.systemAdmin && tenant.id !== call.principal.tenant)) throw createError('OBJECT_NOT_FOUND', { type: 'Tenant', key });
   return tenant;
+}
+
+/** A rule's organization is for CREATE rules, and names a top-level organization of the tenant. */
+async function organizationViolations(knex: Knex, db: string, tenant: string, rules: AccessRule[]): Promise<Violation[]> {
+  const named = rules.flatMap((rule, index) => (rule.organization === undefined ? [] : [{ index, rule, label: rule.organization }]));
+  if (!named.length) return [];
+  const r = await knex.raw(
+    `select label from "${schemaOf(db)}".objects where tenant = ? and type = 'Organization' and parent_id is null and list = 'organizations' and label = any(?::text[])`,
+    [tenant, named.map((n) => n.label)],
+  );
+  const found = new Set(r.rows.map((row: { label: string }) => row.label));
+  return named.flatMap(({ index, rule, label }) => {
+    if (rule.action !== 'CREATE') return [{ path: `${index}.organization`, key: 'organizationOnlyForCreate' }];
+    return found.has(label) ? [] : [{ path: `${index}.organization`, key: 'organizationNotFound' }];
+  });
 }
 
 async function explain(deps: RulesRestDeps, call: Call, tenant: { id: string; label: string }, body: unknown) {

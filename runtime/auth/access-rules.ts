@@ -15,15 +15,12 @@
  * The rules are kept in `access_rules` (created by plugins/access), one row
  * per tenant; this module reads them because the core assigns identities.
  */
-import { randomUUID } from 'node:crypto';
 import { Ajv } from 'ajv';
 import type { Knex } from 'knex';
 import { booleanSetting } from '../config.ts';
 import type { Violation } from '../errors.ts';
-import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
 import { schemaOf } from '../storage/migrations.ts';
 import { violationsOf } from '../validation.ts';
-import { lockLoginIds } from './user-writes.ts';
 import type { AccessLevel, DatabaseInfo, ExternalIdentity, LoginTenant, UserRecord } from './types.ts';
 
 export type AccessAction = 'GRANT' | 'DENY' | 'CREATE';
@@ -37,6 +34,8 @@ export interface AccessRule {
   condition?: AccessRuleCondition | null;
   action: AccessAction;
   accessLevel?: AccessLevel;
+  /** CREATE only: the label of the tenant's top-level organization the created person belongs to. */
+  organization?: string;
 }
 
 export const MAX_RULES = 1000;
@@ -67,6 +66,7 @@ export const ACCESS_RULES_SCHEMA = {
       },
       action: { enum: ['GRANT', 'DENY', 'CREATE'] },
       accessLevel: { enum: ['READ_ONLY', 'EDITOR', 'ADMINISTRATOR'] },
+      organization: { type: 'string', minLength: 1, maxLength: 1000 },
     },
     if: { properties: { action: { enum: ['GRANT', 'CREATE'] } } },
     then: { required: ['accessLevel'] },
@@ -143,39 +143,6 @@ export class AccessRuleStore {
       [tenant, JSON.stringify(rules), actor],
     );
   }
-}
-
-/**
- * A CREATE rule's user: made through the object store (so it has history)
- * in one transaction. Two first requests of the same login ID at once wait
- * for each other on the login ID's lock (the one REST writes of users take
- * too), and the second finds the first's user instead of making another.
- */
-export async function createRuleUser(knex: Knex, db: DatabaseInfo, tenant: string, identity: ExternalIdentity, accessLevel: AccessLevel): Promise<{ user: StoredObject; created: boolean }> {
-  return knex.transaction(async (trx) => {
-    await lockLoginIds(trx, db.name, [identity.loginId]);
-    const store = new ObjectStore(trx, db.name);
-    const s = `"${schemaOf(db.name)}"`;
-    const existing = await trx.raw(`select id from ${s}.objects where type = 'User' and tenant = ? and props->>'loginId' = ? order by id`, [tenant, identity.loginId]);
-    if (existing.rows.length) return { user: (await store.byId(tenant, existing.rows[0].id))!, created: false };
-    const now = await store.now();
-    const id = randomUUID();
-    const props: Record<string, unknown> = { loginId: identity.loginId, accessLevel };
-    if (identity.givenName) props.givenName = identity.givenName;
-    if (identity.familyName) props.familyName = identity.familyName;
-    if (identity.subjectId) props.subjectId = identity.subjectId;
-    // The name the identity gives (SERVICE_JNDI_COMMON_NAME, SERVICE_OIDC_JWT_USER_NAME …) is the user's title.
-    const title = identity.commonName || [identity.givenName, identity.familyName].filter(Boolean).join(' ') || null;
-    const user: StoredObject = {
-      id, type: 'User', tenant, parentId: null, list: 'users', label: identity.loginId, title, description: null,
-      status: 'WORKING', modelId: id, version: 1, createdBy: identity.loginId, dateCreated: now, modifiedBy: identity.loginId,
-      dateModified: now, props, custom: {},
-    };
-    // Another object may hold the login ID as its label (users may be labelled freely): then the label tells them apart.
-    if ((await store.labelClashes([user], [])).length) user.label = `${identity.loginId} (${id.slice(0, 8)})`;
-    await store.insert([user], (o) => plainObject(o, db.name), identity.loginId);
-    return { user, created: true };
-  });
 }
 
 /** How a verified login ID gets (or does not get) access to its login tenant. */

@@ -18,7 +18,8 @@
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import { createError, ServiceError } from '../errors.ts';
-import { accessRulesEnabled, AccessRuleStore, createRuleUser, decideAccess } from './access-rules.ts';
+import { accessRulesEnabled, AccessRuleStore, decideAccess, type AccessRule } from './access-rules.ts';
+import { createRuleUser } from './rule-users.ts';
 import { adminSubjectOf, checkAdminSubject, checkSubject, type SubjectCheck } from './subjects.ts';
 import type { AccessLevel, AuthDriver, DatabaseInfo, Directory, ExternalIdentity, LoginTenant, Principal, UserRecord } from './types.ts';
 import { ACCESS_LEVELS } from './types.ts';
@@ -154,7 +155,7 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
       case 'rule': {
         const { rule, index } = decision;
         if (rule.action === 'GRANT') return ruleGrant(login, loginId, rule.accessLevel!, method, index);
-        if (rule.action === 'CREATE' && knex) return ruleCreate(db, login, identity, rule.accessLevel!, method);
+        if (rule.action === 'CREATE' && knex) return ruleCreate(db, login, identity, rule, method);
         throw createError('FORBIDDEN');
       }
       default:
@@ -166,8 +167,8 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
     return { loginId, tenant: login.tenant, tenantLabel: login.tenantLabel, accessLevel, systemAdmin: false, method, accessRule: index };
   }
 
-  async function ruleCreate(db: DatabaseInfo, login: LoginTenant, identity: ExternalIdentity, accessLevel: AccessLevel, method: string): Promise<Principal> {
-    const { user, created } = await createRuleUser(knex!, db, login.tenant, identity, accessLevel);
+  async function ruleCreate(db: DatabaseInfo, login: LoginTenant, identity: ExternalIdentity, rule: AccessRule, method: string): Promise<Principal> {
+    const { user, created } = await createRuleUser(knex!, db, login.tenant, identity, { accessLevel: rule.accessLevel!, organization: rule.organization });
     // A request at the same moment made the user: it is now an existing user, pinned like any other.
     if (!created) await pinSubject(db, { id: user.id, tenant: user.tenant, subjectId: (user.props.subjectId as string | undefined) ?? null }, identity);
     return {

@@ -94,6 +94,9 @@ describe('access rules', () => {
       ['an unknown property of a rule', [{ action: 'DENY', priority: 1 }], [{ path: '0.priority', message: 'The property is unknown.' }]],
       ['a rule that is not an object', [null], [{ path: '0', message: 'The value must be of type object.' }]],
       ['1001 rules', Array.from({ length: 1001 }, () => ({ action: 'DENY' })), [{ path: '', message: 'The value is too long (at most 1000).' }]],
+      ['an organization on a rule that does not create', [{ action: 'GRANT', accessLevel: 'EDITOR', organization: 'Users' }], [{ path: '0.organization', message: 'Only a CREATE rule names an organization.' }]],
+      ['an organization the tenant has not at the top level', [{ action: 'DENY' }, { action: 'CREATE', accessLevel: 'EDITOR', organization: 'Nowhere' }], [{ path: '1.organization', message: 'No top-level organization of this tenant has this label.' }]],
+      ['an empty organization', [{ action: 'CREATE', accessLevel: 'EDITOR', organization: '' }], [{ path: '0.organization', message: 'The property is mandatory.' }]],
     ];
     for (const [what, body, violations] of invalid) {
       it(`answers 400 with violations to ${what}, keeping the rules as they were`, async () => {
@@ -198,11 +201,59 @@ describe('access rules', () => {
       expect(await usersNamed('new-staff')).to.have.length(1);
     });
 
-    it('CREATE: two first requests at once make one user', async () => {
+    it('CREATE: makes the person too, in the organization Users (made on first need), and links the user to it', async () => {
+      const staff = { loginId: 'person-staff', groups: ['staff'], givenName: 'Jana', familyName: 'Überall', commonName: 'J. Überall' };
+      expect((await schemes(staff)).status).to.equal(200);
+      const [user] = await usersNamed('person-staff');
+      const person = await (await t.request(`/rest/${db}/persons/${user.isPerson}`)).json();
+      const users = await (await t.request(`/rest/${db}/organizations/Users`)).json();
+      expect(person).to.include({ _type: 'Person', givenName: 'Jana', familyName: 'Überall', label: 'Jana Überall', agentOf: users.id, parentId: users.id, createdBy: 'person-staff', _version: 1 });
+      // Made by the first CREATE of the tenant (new-staff's, above).
+      expect(users).to.include({ _type: 'Organization', label: 'Users', parentId: null, createdBy: 'new-staff' });
+      const history = (await t.service.storage.knex.raw(`select type, version, operation from "${schemaOf(db)}".history where id = any(?) order by type`, [[user.id, person.id]])).rows;
+      expect(history).to.deep.equal([{ type: 'Person', version: 1, operation: 'create' }, { type: 'User', version: 1, operation: 'create' }]);
+    });
+
+    it('CREATE: names the person by the given name, else the whole name, else the login ID, and tells namesakes apart', async () => {
+      const named = async (identity: ExternalIdentity) => {
+        expect((await schemes({ groups: ['staff'], ...identity })).status).to.equal(200);
+        const [user] = await usersNamed(identity.loginId);
+        return (await t.request(`/rest/${db}/persons/${user.isPerson}`)).json();
+      };
+      expect(await named({ loginId: 'cn-only', commonName: 'Common Name', familyName: 'Family' })).to.include({ givenName: 'Common Name', familyName: 'Family', label: 'Common Name Family' });
+      expect(await named({ loginId: 'login-only' })).to.include({ givenName: 'login-only', label: 'login-only' }).and.not.have.property('familyName');
+      const twin = await named({ loginId: 'namesake', givenName: 'Common Name', familyName: 'Family' });
+      expect(twin.label).to.match(/^Common Name Family \([0-9a-f]{8}\)$/);
+    });
+
+    it('CREATE: two first requests at once make one user and one person; first requests of many make one organization', async () => {
       const staff = { loginId: 'rush-staff', groups: ['staff'] };
       const answers = await Promise.all(Array.from({ length: 8 }, () => schemes(staff)));
       expect(answers.map((a) => a.status)).to.deep.equal(Array(8).fill(200));
       expect(await usersNamed('rush-staff')).to.have.length(1);
+      const persons = async (tenant?: string) => (await (await t.request(`/rest/${db}/persons`, { headers: inTenant(tenant) })).json())._embedded.persons;
+      expect((await persons()).filter((p: { givenName: string }) => p.givenName === 'rush-staff')).to.have.length(1);
+      await putRules('Third', [{ action: 'CREATE', accessLevel: 'READ_ONLY' }]);
+      const many = await Promise.all(Array.from({ length: 6 }, (_, i) => schemes({ loginId: `crowd-${i}` }, inTenant('Third'))));
+      expect(many.map((a) => a.status)).to.deep.equal(Array(6).fill(200));
+      const organizations = (await (await t.request(`/rest/${db}/organizations`, { headers: inTenant('Third') })).json())._embedded.organizations;
+      expect(organizations.map((o: { label: string }) => o.label)).to.deep.equal(['Users']);
+      expect(organizations[0].createdBy).to.match(/^crowd-\d$/);
+      expect((await persons('Third')).map((p: { agentOf: string }) => p.agentOf)).to.deep.equal(Array(6).fill(organizations[0].id));
+      await putRules('Third', []);
+    });
+
+    it('CREATE: puts the person into the top-level organization the rule names, made again if it was deleted since', async () => {
+      const org = await (await t.request(`/rest/${db}/organizations`, { method: 'POST', headers: inTenant('Second'), json: { _type: 'Organization', label: 'Contractors' } })).json();
+      await putRules('Second', [{ action: 'CREATE', accessLevel: 'READ_ONLY', organization: 'Contractors' }]);
+      expect((await schemes({ loginId: 'contractor-1', givenName: 'Con' }, inTenant('Second'))).status).to.equal(200);
+      const [user] = await usersNamed('contractor-1', 'Second');
+      expect(await (await t.request(`/rest/${db}/persons/${user.isPerson}`, { headers: inTenant('Second') })).json()).to.include({ agentOf: org.id, givenName: 'Con' });
+      expect((await t.request(`/rest/${db}/organizations/${org.id}`, { method: 'DELETE', headers: inTenant('Second') })).status).to.equal(204);
+      expect((await schemes({ loginId: 'contractor-2' }, inTenant('Second'))).status).to.equal(200);
+      const again = await (await t.request(`/rest/${db}/organizations/Contractors`, { headers: inTenant('Second') })).json();
+      expect(again.id).to.not.equal(org.id);
+      await putRules('Second', []);
     });
 
     it('does not evaluate rules for an identity that has a user in the tenant', async () => {
