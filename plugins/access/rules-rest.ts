@@ -4,9 +4,11 @@
  *   GET  /rest/<db>/tenants/<tenant>/accessRules          → the ordered list ([] when none)
  *   PUT  /rest/<db>/tenants/<tenant>/accessRules          ← the whole list, replaced; a CREATE
  *        rule's `organization` must name a top-level organization of the tenant
- *   POST /rest/<db>/tenants/<tenant>/accessRules/explain  {loginId, groups?, tenantId?}
- *        → {rule, action, accessLevel, user, reason}: what a sign-in of that
- *          identity into the tenant would get, without signing in as it.
+ *   POST /rest/<db>/tenants/<tenant>/accessRules/explain  {loginId, groups?, tenantId?, familyName?, givenName?}
+ *        → {rule, action, accessLevel, user, reason, matched}: what a sign-in
+ *          of that identity into the tenant would get, without signing in as
+ *          it; `matched` shows what of the identity met each part of the
+ *          applying rule's condition (null when no rule applied).
  *
  * `<tenant>` is the tenant's label or technical key. Administrators of the
  * tenant and system administrators only (the rules name the groups that
@@ -43,7 +45,7 @@ const validateExplain = new Ajv({ allErrors: true, strict: false }).compile({
   type: 'object',
   additionalProperties: false,
   required: ['loginId'],
-  properties: { loginId: TEXT, groups: { type: 'array', maxItems: 1000, items: TEXT }, tenantId: TEXT },
+  properties: { loginId: TEXT, groups: { type: 'array', maxItems: 1000, items: TEXT }, tenantId: TEXT, familyName: TEXT, givenName: TEXT },
 });
 
 export async function handleAccessRules(deps: RulesRestDeps, call: Call, segments: string[]): Promise<boolean> {
@@ -112,20 +114,20 @@ async function explain(deps: RulesRestDeps, call: Call, tenant: { id: string; la
     }));
     throw createError('INVALID_PAYLOAD', { type: 'explain request', action: 'actionCreate' }, violations);
   }
-  const identity = body as Pick<ExternalIdentity, 'loginId' | 'groups' | 'tenantId'>;
+  const identity = body as Pick<ExternalIdentity, 'loginId' | 'groups' | 'tenantId' | 'familyName' | 'givenName'>;
   const db = { name: call.db, defaultTenant: tenant.id };
   // The tenant is given, as service-tenant gives it at sign-in.
   const login = (await deps.directory.findLoginTenant(db, identity.loginId, tenant.label))!;
   const decision = await decideAccess(login, identity, () => deps.rules.rulesOf(call.db, tenant.id), deps.rulesEnabled);
-  const denied = { rule: null, action: 'DENY', accessLevel: null, user: null };
+  const denied = { rule: null, action: 'DENY', accessLevel: null, user: null, matched: null };
   switch (decision.kind) {
     case 'user':
-      return { rule: null, action: null, accessLevel: login.systemAdmin ? 'ADMINISTRATOR' : decision.user.accessLevel, user: decision.user.id, reason: 'user' };
+      return { rule: null, action: null, accessLevel: login.systemAdmin ? 'ADMINISTRATOR' : decision.user.accessLevel, user: decision.user.id, reason: 'user', matched: null };
     case 'systemAdministrator':
-      return { rule: null, action: null, accessLevel: 'ADMINISTRATOR', user: null, reason: 'systemAdministrator' };
+      return { rule: null, action: null, accessLevel: 'ADMINISTRATOR', user: null, reason: 'systemAdministrator', matched: null };
     case 'rule': {
-      const { rule, index } = decision;
-      return { rule: index, action: rule.action, accessLevel: rule.action === 'DENY' ? null : rule.accessLevel, user: null, reason: 'rule' };
+      const { rule, index, matched } = decision;
+      return { rule: index, action: rule.action, accessLevel: rule.action === 'DENY' ? null : rule.accessLevel, user: null, reason: 'rule', matched };
     }
     default:
       return { ...denied, reason: decision.kind };

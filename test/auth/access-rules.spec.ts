@@ -61,6 +61,19 @@ describe('access rules', () => {
       expect(conditionHolds(null, {})).to.equal(true);
       expect(conditionHolds(undefined, {})).to.equal(true);
     });
+    it('compares family and given names exactly, or by a pattern of * and ?, and needs every part', () => {
+      expect(conditionHolds({ familyName: 'Müller' }, { familyName: 'Müller' })).to.equal(true);
+      expect(conditionHolds({ familyName: 'Müller' }, { familyName: 'müller' })).to.equal(false);
+      // The same name whether its umlaut is one character or a letter and a combining mark.
+      expect(conditionHolds({ familyName: 'Mu\u0308ller' }, { familyName: 'Müller' })).to.equal(true);
+      expect(conditionHolds({ familyName: { pattern: 'M*ller' } }, { familyName: 'Müller' })).to.equal(true);
+      expect(conditionHolds({ familyName: { pattern: 'M?ller' } }, { familyName: 'Mueller' })).to.equal(false);
+      expect(conditionHolds({ givenName: { pattern: '*' } }, {})).to.equal(false);
+      expect(conditionHolds({ givenName: 'Jo', familyName: { pattern: 'S*' } }, { givenName: 'Jo', familyName: 'Doe' })).to.equal(false);
+      expect(conditionHolds({ givenName: 'Jo', familyName: { pattern: 'S*' }, groups: ['g'] }, { givenName: 'Jo', familyName: 'Smith', groups: ['g'] })).to.equal(true);
+      expect(matchingRule([{ condition: { groups: ['a', 'b', 'c'], givenName: { pattern: 'J*' } }, action: 'DENY' }], { groups: ['c', 'a'], givenName: 'Jo' })?.matched)
+        .to.deep.equal({ groups: ['a', 'c'], givenName: 'Jo' });
+    });
   });
 
   describe('the rules of a tenant over REST', () => {
@@ -97,6 +110,10 @@ describe('access rules', () => {
       ['an organization on a rule that does not create', [{ action: 'GRANT', accessLevel: 'EDITOR', organization: 'Users' }], [{ path: '0.organization', message: 'Only a CREATE rule names an organization.' }]],
       ['an organization the tenant has not at the top level', [{ action: 'DENY' }, { action: 'CREATE', accessLevel: 'EDITOR', organization: 'Nowhere' }], [{ path: '1.organization', message: 'No top-level organization of this tenant has this label.' }]],
       ['an empty organization', [{ action: 'CREATE', accessLevel: 'EDITOR', organization: '' }], [{ path: '0.organization', message: 'The property is mandatory.' }]],
+      ['a name condition that is a number', [{ condition: { familyName: 7 }, action: 'DENY' }], [{ path: '0.condition.familyName', message: 'The value must be of type string, object.' }]],
+      ['an empty name', [{ condition: { givenName: '' }, action: 'DENY' }], [{ path: '0.condition.givenName', message: 'The property is mandatory.' }]],
+      ['a name pattern without its pattern', [{ condition: { givenName: { glob: 'J*' } }, action: 'DENY' }], [{ path: '0.condition.givenName.glob', message: 'The property is unknown.' }, { path: '0.condition.givenName.pattern', message: 'The property is mandatory.' }]],
+      ['a name pattern over 256 characters', [{ condition: { familyName: { pattern: '*'.repeat(257) } }, action: 'DENY' }], [{ path: '0.condition.familyName.pattern', message: 'The value is too long (at most 256).' }]],
     ];
     for (const [what, body, violations] of invalid) {
       it(`answers 400 with violations to ${what}, keeping the rules as they were`, async () => {
@@ -256,6 +273,19 @@ describe('access rules', () => {
       await putRules('Second', []);
     });
 
+    it('lets family and given names decide, exactly or by pattern', async () => {
+      await putRules('Third', [
+        { condition: { familyName: { pattern: 'M*ller' }, givenName: 'Anna' }, action: 'GRANT', accessLevel: 'EDITOR' },
+        { condition: { givenName: { pattern: '?o*' } }, action: 'GRANT', accessLevel: 'READ_ONLY' },
+      ]);
+      const write = (identity: ExternalIdentity) => t.request(`/rest/${db}/schemes`, { method: 'POST', json: { _type: 'Scheme', label: `S ${randomUUID()}` }, ...as(identity, inTenant('Third')) });
+      expect((await write({ loginId: 'anna-m', givenName: 'Anna', familyName: 'Müller' })).status).to.equal(201);
+      expect((await write({ loginId: 'anna-s', givenName: 'Anna', familyName: 'Schmidt' })).status).to.equal(403);
+      expect((await schemes({ loginId: 'john', givenName: 'John' }, inTenant('Third'))).status).to.equal(200);
+      expect((await schemes({ loginId: 'anonymous' }, inTenant('Third'))).status).to.equal(403);
+      await putRules('Third', []);
+    });
+
     it('does not evaluate rules for an identity that has a user in the tenant', async () => {
       expect((await schemes({ loginId: 'editor', tenantId: 'blocked-org' })).status).to.equal(200);
       expect((await createScheme({ loginId: 'reader', groups: ['staff'] })).status).to.equal(403);
@@ -324,21 +354,29 @@ describe('access rules', () => {
     });
 
     it('names the rule that would apply, and does not sign anyone in or create a user', async () => {
-      expect((await explain('Third', { loginId: 'x1', groups: ['g1'], tenantId: 'bad' })).body).to.deep.equal({ rule: 0, action: 'GRANT', accessLevel: 'READ_ONLY', user: null, reason: 'rule' });
-      expect((await explain('Third', { loginId: 'x1', tenantId: 'bad' })).body).to.deep.equal({ rule: 1, action: 'DENY', accessLevel: null, user: null, reason: 'rule' });
-      expect((await explain(tenantIds.Third, { loginId: 'x1' })).body).to.deep.equal({ rule: 2, action: 'CREATE', accessLevel: 'EDITOR', user: null, reason: 'rule' });
+      expect((await explain('Third', { loginId: 'x1', groups: ['g1'], tenantId: 'bad' })).body).to.deep.equal({ rule: 0, action: 'GRANT', accessLevel: 'READ_ONLY', user: null, reason: 'rule', matched: { groups: ['g1'] } });
+      expect((await explain('Third', { loginId: 'x1', tenantId: 'bad' })).body).to.deep.equal({ rule: 1, action: 'DENY', accessLevel: null, user: null, reason: 'rule', matched: { tenantId: 'bad' } });
+      expect((await explain(tenantIds.Third, { loginId: 'x1' })).body).to.deep.equal({ rule: 2, action: 'CREATE', accessLevel: 'EDITOR', user: null, reason: 'rule', matched: {} });
       expect(await usersNamed('x1', 'Third')).to.have.length(0);
+    });
+
+    it('takes family and given names, and shows what of them met the rule that applies', async () => {
+      await putRules('Second', [{ condition: { familyName: { pattern: 'Sch*dt' }, givenName: 'Ida', groups: ['g1', 'g2'] }, action: 'GRANT', accessLevel: 'EDITOR' }]);
+      expect((await explain('Second', { loginId: 'x3', familyName: 'Schmidt', givenName: 'Ida', groups: ['g2', 'g9'] })).body)
+        .to.deep.equal({ rule: 0, action: 'GRANT', accessLevel: 'EDITOR', user: null, reason: 'rule', matched: { familyName: 'Schmidt', givenName: 'Ida', groups: ['g2'] } });
+      expect((await explain('Second', { loginId: 'x3', familyName: 'Schmitt', givenName: 'Ida', groups: ['g2'] })).body).to.include({ rule: null, reason: 'noRuleApplies' });
+      expect((await explain('Second', { loginId: 'x3', familyName: 7 })).status).to.equal(400);
     });
 
     it('says when no rule applies', async () => {
       await putRules('Second', [{ condition: { groups: ['only'] }, action: 'GRANT', accessLevel: 'EDITOR' }]);
-      expect((await explain('Second', { loginId: 'x2', groups: ['other'] })).body).to.deep.equal({ rule: null, action: 'DENY', accessLevel: null, user: null, reason: 'noRuleApplies' });
+      expect((await explain('Second', { loginId: 'x2', groups: ['other'] })).body).to.deep.equal({ rule: null, action: 'DENY', accessLevel: null, user: null, reason: 'noRuleApplies', matched: null });
     });
 
     it('names the existing user, whose level counts, and the system administrator', async () => {
       const [user] = await usersNamed('tp-1', 'Third');
-      expect((await explain('Third', { loginId: 'tp-1', tenantId: 'bad' })).body).to.deep.equal({ rule: null, action: null, accessLevel: 'READ_ONLY', user: user.id, reason: 'user' });
-      expect((await explain('Third', { loginId: ADMIN.loginId })).body).to.deep.equal({ rule: null, action: null, accessLevel: 'ADMINISTRATOR', user: null, reason: 'systemAdministrator' });
+      expect((await explain('Third', { loginId: 'tp-1', tenantId: 'bad' })).body).to.deep.equal({ rule: null, action: null, accessLevel: 'READ_ONLY', user: user.id, reason: 'user', matched: null });
+      expect((await explain('Third', { loginId: ADMIN.loginId })).body).to.deep.equal({ rule: null, action: null, accessLevel: 'ADMINISTRATOR', user: null, reason: 'systemAdministrator', matched: null });
     });
 
     it('answers 400 with violations to a bad request', async () => {
