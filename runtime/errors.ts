@@ -30,6 +30,8 @@ export const ERRORS = {
   LOGIN_ID_CLASH: { status: 409, key: 'loginIdClash' },
   CONCURRENT_CHANGE: { status: 409, key: 'concurrentChange' },
   DATABASE_EXISTS: { status: 409, key: 'databaseExists' },
+  TENANT_IS_DEFAULT: { status: 409, key: 'tenantIsDefault' },
+  TENANT_NOT_EMPTY: { status: 409, key: 'tenantNotEmpty' },
   PRECONDITION_FAILED: { status: 412, key: 'preconditionFailed' },
   PAYLOAD_TOO_LARGE: { status: 413, key: 'payloadTooLarge' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, key: 'unsupportedMediaType' },

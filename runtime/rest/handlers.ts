@@ -18,6 +18,7 @@ import { listItems, pagedAsOf, readList } from './lists.ts';
 import { assertNoViolations, changesNothing, itemPath, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
 import { removalOf } from './removal.ts';
 import { checkUserWrites } from '../auth/user-writes.ts';
+import { removeTenant } from './tenant-removal.ts';
 
 export interface RestDeps {
   model: Metamodel;
@@ -154,7 +155,8 @@ async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore
   if (ctx.method === 'POST') throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD, PUT, PATCH, DELETE' });
   if (ctx.method === 'DELETE') {
     if (!existing) throw notFound(target.place, target.key);
-    await store.remove(await removalOf(deps.model, store, call.scope.tenant, [existing]), call.principal.loginId);
+    if (existing.type === 'Tenant') await removeTenant(trx, store, existing, call.principal.loginId);
+    else await store.remove(await removalOf(deps.model, store, call.scope.tenant, [existing]), call.principal.loginId);
     ctx.status = 204;
     return;
   }
