@@ -81,7 +81,7 @@ describe('REST interface: deleting a tenant', () => {
       await trx.raw(
         `insert into "${schemaOf(db)}".objects (id, tenant, type, list, label, version, date_created, date_modified)
          values (gen_random_uuid(), ?, 'Scheme', 'schemes', 'Landing', 1, now(), now())`,
-        [tenant.id],
+        [tenant.id as string],
       );
       const deleting = remove('Racing');
       await new Promise((resolve) => setTimeout(resolve, 300));
