@@ -1,7 +1,10 @@
 /**
  * Login ID and password (specification, authentication method 1): basic
  * authentication against passwords kept by the service, argon2id-hashed and
- * peppered. System administrators' passwords are kept service-wide.
+ * peppered. System administrators' passwords are kept service-wide. Failed
+ * sign-ins are throttled per client address and login ID, and per address
+ * (runtime/auth/throttle.ts), so that an attacker's guesses never lock out
+ * the person signing in from elsewhere.
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';

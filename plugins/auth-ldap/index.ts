@@ -10,6 +10,8 @@
  * sending credentials with every call does not cost the directory a search
  * and a bind each time. A password changed or an account locked in the
  * directory takes effect for the service at the latest after that time.
+ * Failed sign-ins are throttled by the rule password sign-in has (per client
+ * address and login ID, and per address: runtime/auth/throttle.ts).
  */
 import { createHash } from 'node:crypto';
 import { CredentialCache } from '../auth-basic/cache.ts';
