@@ -37,10 +37,11 @@ export interface UserWrite {
 
 /** Waits until no other transaction writes users of these login IDs; released at the end of the transaction. */
 export async function lockLoginIds(trx: Knex.Transaction, db: string, loginIds: string[]): Promise<void> {
-  // One order for everyone, so that two writers of several login IDs cannot wait for each other.
-  for (const loginId of [...new Set(loginIds)].sort()) {
-    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [JSON.stringify(['login-id', db, loginId])]);
-  }
+  if (!loginIds.length) return;
+  // One statement for a list of users; one order for everyone (unnest keeps the array's), so that two writers of
+  // several login IDs cannot wait for each other.
+  const keys = [...new Set(loginIds)].sort().map((loginId) => JSON.stringify(['login-id', db, loginId]));
+  await trx.raw('select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(?::text[]) as k', [keys]);
 }
 
 /**
