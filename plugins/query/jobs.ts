@@ -56,6 +56,9 @@ export const JOB_MIGRATIONS = [
      updated_at timestamptz not null default now(),
      updated_by text
    );`,
+  // A deleted tenant's jobs go with it (not checked for the rows before: until now no tenant could be deleted).
+  `create index query_jobs_tenant on $S.query_jobs (tenant);
+   alter table $S.query_jobs add constraint query_jobs_tenant_fkey foreign key (tenant) references $S.objects(id) on delete cascade not valid;`,
 ];
 
 const CHUNK_BYTES = 1024 * 1024;

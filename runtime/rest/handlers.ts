@@ -17,6 +17,8 @@ import { resolvePathAt } from './as-of.ts';
 import { listItems, pagedAsOf, readList } from './lists.ts';
 import { assertNoViolations, changesNothing, itemPath, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
 import { removalOf } from './removal.ts';
+import { checkUserWrites } from '../auth/user-writes.ts';
+import { removeTenant } from './tenant-removal.ts';
 
 export interface RestDeps {
   model: Metamodel;
@@ -153,7 +155,8 @@ async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore
   if (ctx.method === 'POST') throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD, PUT, PATCH, DELETE' });
   if (ctx.method === 'DELETE') {
     if (!existing) throw notFound(target.place, target.key);
-    await store.remove(await removalOf(deps.model, store, call.scope.tenant, [existing]), call.principal.loginId);
+    if (existing.type === 'Tenant') await removeTenant(trx, store, existing, call.principal.loginId);
+    else await store.remove(await removalOf(deps.model, store, call.scope.tenant, [existing]), call.principal.loginId);
     ctx.status = 204;
     return;
   }
@@ -266,6 +269,7 @@ async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore
   await writer.checkReferences(prepared, violations);
   const leaving = await removalOf(call.deps.model, store, call.scope.tenant, batch.leaving);
   await writer.checkKeys(prepared, leaving.map((o) => o.id), violations);
+  await checkUserWrites(trx, call.db, call.principal, prepared, leaving.map((o) => o.id), violations);
   assertNoViolations(violations, batch.place, batch.creates);
   await store.remove(leaving, call.principal.loginId);
   for (const w of prepared) if (changesNothing(w)) w.object = w.existing!;

@@ -26,7 +26,7 @@ function relations(model: Metamodel): Relations {
 
 /** What removing objects removes: them, their descendants, and the relations that name any of these. */
 export async function removalOf(model: Metamodel, store: ObjectStore, tenant: string, roots: StoredObject[]): Promise<StoredObject[]> {
-  // A tenant holds its users and objects; removing it is not a REST operation.
+  // A tenant is deleted on its own (tenant-removal.ts), never as a descendant or an item of a list.
   if (roots.some((o) => o.type === 'Tenant')) throw createError('CONFLICT');
   const all = new Map(roots.map((o) => [o.id, o]));
   for (let frontier = roots; frontier.length;) {
