@@ -21,6 +21,8 @@ import { assertNoViolations, changesNothing, itemPath, type CustomPropertiesChec
 import { removalOf } from './removal.ts';
 import { lockListed, lockTarget } from './locks.ts';
 import { RaceLost, retryingTransaction } from '../storage/retry.ts';
+import { checkUserWrites } from '../auth/user-writes.ts';
+import { removeTenant } from './tenant-removal.ts';
 
 export interface RestDeps {
   model: Metamodel;
@@ -164,7 +166,8 @@ async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore
   if (ctx.method === 'POST') throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD, PUT, PATCH, DELETE' });
   if (ctx.method === 'DELETE') {
     if (!existing) throw notFound(target.place, target.key);
-    await store.remove(await removalOf(deps.model, store, call.scope.tenant, [existing]), call.principal.loginId);
+    if (existing.type === 'Tenant') await removeTenant(trx, store, existing, call.principal.loginId);
+    else await store.remove(await removalOf(deps.model, store, call.scope.tenant, [existing]), call.principal.loginId);
     return { status: 204 };
   }
   if (!existing && !creatable(deps.model, target.place)) throw notFound(target.place, target.key);
@@ -291,6 +294,7 @@ async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore
   await writer.checkReferences(prepared, violations);
   const leaving = await removalOf(call.deps.model, store, call.scope.tenant, batch.leaving);
   await writer.checkKeys(prepared, leaving.map((o) => o.id), violations);
+  await checkUserWrites(trx, call.db, call.principal, prepared, leaving.map((o) => o.id), violations);
   assertNoViolations(violations, batch.place, batch.creates);
   await store.remove(leaving, call.principal.loginId);
   for (const w of prepared) if (changesNothing(w)) w.object = w.existing!;

@@ -40,7 +40,7 @@ function relations(model: Metamodel): Relations {
  * the caller sees it missing from the result.
  */
 export async function removalOf(model: Metamodel, store: ObjectStore, tenant: string, roots: StoredObject[]): Promise<StoredObject[]> {
-  // A tenant holds its users and objects; removing it is not a REST operation.
+  // A tenant is deleted on its own (tenant-removal.ts), never as a descendant or an item of a list.
   if (roots.some((o) => o.type === 'Tenant')) throw createError('CONFLICT');
   const { types, properties } = relations(model);
   const all = new Map<string, StoredObject>();
