@@ -159,7 +159,9 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   };
 
   const app = new Koa();
-  app.proxy = config.env.SERVICE_TRUST_PROXY === 'true';
+  app.proxy = config.trustProxy;
+  // ctx.ip: the address the outermost trusted proxy saw, never one the client wrote into X-Forwarded-For.
+  app.maxIpsCount = config.proxyHops;
   const base = (ctx: Context) => `${ctx.protocol}://${ctx.host}${config.contextPath}`;
 
   app.use(async function requestLog(ctx, next) {

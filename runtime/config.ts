@@ -28,6 +28,14 @@ export interface Config {
   generatedDir: string;
   logLevel: string;
   shutdownTimeoutMs: number;
+  /** SERVICE_TRUST_PROXY: the client's address, scheme and host come from X-Forwarded-* headers. */
+  trustProxy: boolean;
+  /**
+   * SERVICE_TRUST_PROXY_HOPS: how many proxies in front of the service append
+   * to X-Forwarded-For; the client's address is the one the outermost of them
+   * saw. Entries further left were written by the client and prove nothing.
+   */
+  proxyHops: number;
   /** Everything the plugins read, by its SERVICE_* name. */
   env: Record<string, string | undefined>;
 }
@@ -86,6 +94,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     generatedDir: env.SERVICE_GENERATED_DIR || DEFAULT_GENERATED_DIR,
     logLevel: env.SERVICE_LOG_LEVEL || 'info',
     shutdownTimeoutMs: integer(env, 'SERVICE_SHUTDOWN_TIMEOUT', 10_000, 0, 600_000),
+    trustProxy: booleanSetting(env, 'SERVICE_TRUST_PROXY', false),
+    proxyHops: integer(env, 'SERVICE_TRUST_PROXY_HOPS', 1, 1, 10),
     env: { ...env },
   };
 }

@@ -12,8 +12,16 @@ import { ACCESS_MIGRATIONS, AccessKeyStore } from './keys.ts';
 import { handleAccessKeys } from './keys-rest.ts';
 import { handleAccessRules } from './rules-rest.ts';
 
-registerMessages('en', { expiresInPast: 'The time must lie in the future.' });
-registerMessages('de', { expiresInPast: 'Der Zeitpunkt muss in der Zukunft liegen.' });
+registerMessages('en', {
+  expiresInPast: 'The time must lie in the future.',
+  organizationOnlyForCreate: 'Only a CREATE rule names an organization.',
+  organizationNotFound: 'No top-level organization of this tenant has this label.',
+});
+registerMessages('de', {
+  expiresInPast: 'Der Zeitpunkt muss in der Zukunft liegen.',
+  organizationOnlyForCreate: 'Nur eine CREATE-Regel nennt eine Organisation.',
+  organizationNotFound: 'Keine Organisation der obersten Ebene dieses Mandanten hat diesen Namen.',
+});
 
 const BOOLEAN = { type: 'string', pattern: '^\\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\\s*$', description: 'true or false' };
 

@@ -41,6 +41,9 @@ export const manifest: PluginManifest = {
     const checker = new CustomPropertiesChecker(cache, host.log);
     host.addDatabaseMigrations('profiles', MIGRATIONS);
     host.addRestExtension(checker.observe);
+    host.onChange((db, types) => {
+      if (types.includes('Tenant')) cache.forget(db);
+    });
     host.setCustomPropertiesCheck(checker.check);
     profileRoutes(host.api, { knex: host.knex, model, standard, cache, limit, log: host.log });
   },

@@ -15,8 +15,16 @@
  * - SERVICE_JOB_HEARTBEAT: how often a running job's instance says it is
  *   alive, in milliseconds (default 10000); three missed beats fail the job.
  * - SERVICE_QUERY_POOL_SIZE: connections of the query pool on PostgreSQL
- *   (default 4). SERVICE_QUERY_JOB_CONCURRENCY: jobs one instance runs at
- *   once (default 2; the embedded database runs one statement at a time).
+ *   (default 4); on the embedded database, the copies of it that statements
+ *   run on (default 2). SERVICE_QUERY_JOB_CONCURRENCY: jobs one instance
+ *   runs at once (default 2).
+ * - SERVICE_STATEMENT_TIMEOUT_MAX: the hard ceiling of any statement's run
+ *   time in milliseconds, whatever a user's, a database's or a request's
+ *   statementTimeout says, 0 (none) included. Default on the embedded
+ *   database 300000 (it must be above 0 there); on PostgreSQL none.
+ * - SERVICE_QUERY_TENANT_CONCURRENCY: statements and jobs one tenant runs
+ *   at once on an instance (default 2); a synchronous statement beyond it
+ *   is a 429, a job waits in the queue.
  * - SERVICE_QUERY_BULK_RATE: bytes a second that all exports and jobs of an
  *   instance together produce while it serves interactive requests (one in
  *   flight or answered in the last 100 ms); default 10000000; 0: no cap. With
@@ -30,8 +38,10 @@ import './messages.ts';
 import { ensureRole, grantViews, ROLE_NAME, viewNames } from './role.ts';
 import { QueryEngine } from './runner.ts';
 import { JOB_MIGRATIONS, JobManager } from './jobs.ts';
-import { MAX_TIMEOUT_MS, registerRoutes } from './routes.ts';
+import { MAX_TIMEOUT_MS, registerRoutes, underCeiling } from './routes.ts';
 import { QueryFigures } from './metrics.ts';
+import { TenantSlots } from './tenant-slots.ts';
+import { ConfigError } from '../../runtime/config.ts';
 
 const DEFAULTS = {
   role: 'service_readonly',
@@ -39,8 +49,13 @@ const DEFAULTS = {
   retentionMs: 24 * 60 * 60 * 1000,
   heartbeatMs: 10_000,
   poolSize: 4,
+  /** Copies of the embedded database a statement may run on at once (each a thread with its own memory). */
+  embeddedReaders: 2,
   concurrency: 2,
   bulkRate: 10_000_000,
+  tenantConcurrency: 2,
+  /** The embedded database has no statement_timeout of its own: no run may outlast this there (ms). */
+  embeddedCeilingMs: 300_000,
 };
 
 const engines = new WeakMap<Storage, QueryEngine>();
@@ -69,6 +84,8 @@ export const manifest: PluginManifest = {
       SERVICE_QUERY_POOL_SIZE: upTo99,
       SERVICE_QUERY_JOB_CONCURRENCY: upTo99,
       SERVICE_QUERY_BULK_RATE: { type: 'string', pattern: '^(0|[1-9][0-9]{0,11})$', description: 'a whole number of bytes a second (0: no cap), at most 12 digits' },
+      SERVICE_QUERY_TENANT_CONCURRENCY: upTo99,
+      SERVICE_STATEMENT_TIMEOUT_MAX: milliseconds,
     },
   },
   register(host: PluginHost) {
@@ -77,20 +94,27 @@ export const manifest: PluginManifest = {
     const role = env.SERVICE_DATABASE_READONLY_USER || DEFAULTS.role;
     const password = env.SERVICE_DATABASE_READONLY_PASSWORD || undefined;
     const views = viewNames(readViewsSql(host.config.generatedDir));
-    const serverTimeoutMs = Math.min(setting('SERVICE_STATEMENT_TIMEOUT', DEFAULTS.statementTimeoutMs), MAX_TIMEOUT_MS);
+    const embedded = host.storage.kind === 'pglite';
+    const ceilingMs = setting('SERVICE_STATEMENT_TIMEOUT_MAX', embedded ? DEFAULTS.embeddedCeilingMs : 0);
+    if (embedded && ceilingMs === 0) {
+      throw new ConfigError('SERVICE_STATEMENT_TIMEOUT_MAX', 'must be above 0 on the embedded database, where every statement needs a limit');
+    }
+    const serverTimeoutMs = underCeiling(Math.min(setting('SERVICE_STATEMENT_TIMEOUT', DEFAULTS.statementTimeoutMs), MAX_TIMEOUT_MS), ceilingMs);
+    const slots = new TenantSlots(setting('SERVICE_QUERY_TENANT_CONCURRENCY', DEFAULTS.tenantConcurrency));
     host.addDatabaseMigrations('query', JOB_MIGRATIONS);
 
     const bulkRate = setting('SERVICE_QUERY_BULK_RATE', DEFAULTS.bulkRate);
     const engine = new QueryEngine({
       storage: host.storage, databaseUrl: host.config.databaseUrl, role, log: host.log,
-      poolSize: setting('SERVICE_QUERY_POOL_SIZE', DEFAULTS.poolSize), interactive: host.interactive, bulkRate,
+      poolSize: setting('SERVICE_QUERY_POOL_SIZE', embedded ? DEFAULTS.embeddedReaders : DEFAULTS.poolSize),
+      interactive: host.interactive, bulkRate,
     });
     engines.set(host.storage, engine);
     const jobs = new JobManager({
       knex: host.knex, engine, databases: host.databases, log: host.log,
       heartbeatMs: setting('SERVICE_JOB_HEARTBEAT', DEFAULTS.heartbeatMs),
       retentionMs: setting('SERVICE_JOB_RETENTION', DEFAULTS.retentionMs),
-      concurrency: host.storage.kind === 'pglite' ? 1 : setting('SERVICE_QUERY_JOB_CONCURRENCY', DEFAULTS.concurrency),
+      concurrency: setting('SERVICE_QUERY_JOB_CONCURRENCY', DEFAULTS.concurrency), slots,
       interactive: host.interactive, bulkRate,
       finished: (status) => figures.jobFinished(status),
     });
@@ -117,6 +141,6 @@ export const manifest: PluginManifest = {
       await jobs.close();
       await engine.close();
     });
-    registerRoutes({ host, engine, jobs, figures, views: new Set(views), serverTimeoutMs });
+    registerRoutes({ host, engine, jobs, figures, views: new Set(views), serverTimeoutMs, ceilingMs, slots });
   },
 };

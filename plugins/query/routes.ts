@@ -4,7 +4,7 @@
  *
  *   PUT  queries/download       the result, synchronously
  *   POST queries/download       starts a job: {id}
- *   GET  jobs/<id>/statistics   202 while queued or running, then 200
+ *   GET  jobs/<id>/statistics   202 while queued or running, then 200; `progress` (rows, bytes, elapsedMs) while running and once completed
  *   GET  jobs/<id>/logs         {totalCount, data}
  *   GET  jobs/<id>/download     the job's result; 409 before completion or after failure
  *   GET  queries/settings       the database's statement timeout (administrators)
@@ -28,6 +28,7 @@ import type { QueryEngine, QuerySpec } from './runner.ts';
 import { FORMATS, resultHeaders, type Format } from './formats.ts';
 import { describeFailure, type JobManager } from './jobs.ts';
 import type { QueryFigures } from './metrics.ts';
+import type { TenantSlots } from './tenant-slots.ts';
 
 /** PostgreSQL keeps statement_timeout as a 32-bit count of milliseconds. */
 export const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -40,6 +41,10 @@ export interface RouteDeps {
   views: ReadonlySet<string>;
   /** SERVICE_STATEMENT_TIMEOUT. */
   serverTimeoutMs: number;
+  /** SERVICE_STATEMENT_TIMEOUT_MAX: no run lasts longer, whatever the user, the database or the request says; 0: no ceiling. */
+  ceilingMs: number;
+  /** Statements and jobs each tenant may run at once. */
+  slots: TenantSlots;
 }
 
 const isAdministrator = (p: Principal) => p.systemAdmin || p.accessLevel === 'ADMINISTRATOR';
@@ -135,6 +140,12 @@ export function effectiveTimeout(param: string | undefined, maximum: number, sys
   return value;
 }
 
+/** The hard ceiling applies to every run, one without a timeout (0) included. */
+export function underCeiling(timeoutMs: number, ceilingMs: number): number {
+  if (!ceilingMs) return timeoutMs;
+  return timeoutMs === 0 ? ceilingMs : Math.min(timeoutMs, ceilingMs);
+}
+
 /** A failed statement: 400 with just the message, as the specification shows. */
 function statementFailed(ctx: Context, message: string) {
   ctx.status = 400;
@@ -155,7 +166,7 @@ export function registerRoutes(deps: RouteDeps) {
     const language = resultLanguage(ctx, host.config.language);
     const version = versionOf(ctx);
     const maximum = await configuredTimeout(host.knex, db.name, principal, deps.serverTimeoutMs);
-    const timeoutMs = effectiveTimeout(single(ctx, 'statementTimeout'), maximum, principal.systemAdmin);
+    const timeoutMs = underCeiling(effectiveTimeout(single(ctx, 'statementTimeout'), maximum, principal.systemAdmin), deps.ceilingMs);
     // System administrators read every tenant of the database; everyone else the login tenant.
     const tenant = principal.systemAdmin ? null : principal.tenant!;
     const spec: Omit<QuerySpec, 'statement' | 'db'> = { format, tenant, version, language, timeoutMs };
@@ -168,17 +179,23 @@ export function registerRoutes(deps: RouteDeps) {
     const left = new AbortController();
     const leave = () => left.abort();
     ctx.res.once('close', leave);
+    let release: (() => void) | null = null;
     try {
-      const { db, sql, spec } = await prepare(ctx);
+      const { principal, db, sql, spec } = await prepare(ctx);
       if (ctx.req.socket.destroyed) leave();
       try {
         const statement = await checkStatement(sql, views);
+        release = deps.slots.take(db.name, principal.tenant!);
+        if (!release) throw createError('TOO_MANY_QUERIES', { limit: deps.slots.limit }, [], { 'Retry-After': '5' });
         // From here on this request is an export: it gives way to requests someone waits for, and holds none back.
         host.bulk(ctx);
         const result = await engine.run({ ...spec, db: db.name, statement }, { signal: left.signal });
         ctx.status = 200;
         ctx.set(resultHeaders(spec.format));
         ctx.body = deps.figures.counted(result.stream, spec.format, 'export');
+        // The slot is the tenant's until the result has been read or abandoned.
+        result.stream.once('close', release);
+        release = null;
       } catch (err) {
         // Nobody is left to answer.
         if (left.signal.aborted) return;
@@ -187,6 +204,7 @@ export function registerRoutes(deps: RouteDeps) {
         statementFailed(ctx, message);
       }
     } finally {
+      release?.();
       ctx.res.off('close', leave);
     }
   });
@@ -216,7 +234,7 @@ export function registerRoutes(deps: RouteDeps) {
     const { job: found } = await job(ctx);
     const finished = found.status === 'COMPLETED' || found.status === 'FAILED';
     ctx.status = finished ? 200 : 202;
-    ctx.body = { status: found.status, messages: found.messages };
+    ctx.body = { status: found.status, messages: found.messages, ...(found.progress ? { progress: found.progress } : {}) };
   });
 
   host.api.get('/jobs/:id/logs', async (ctx) => {

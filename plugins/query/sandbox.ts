@@ -109,6 +109,9 @@ const SQL_SYNTAX_FUNCTIONS = new Set([
   'like_escape', 'similar_to_escape', 'similar_escape', 'date_part',
 ]);
 
+/** Value functions that would name the service's own login (the statement runs as the read-only role) or database. */
+const HIDDEN_VALUE_FUNCTIONS: Record<string, string> = { SVFOP_SESSION_USER: 'SESSION_USER', SVFOP_CURRENT_CATALOG: 'CURRENT_CATALOG' };
+
 /** Types a value may be cast to: the ordinary data types, never reg* (catalog lookups) nor a type of another schema. */
 const ALLOWED_TYPES = new Set([
   'bool', 'boolean', 'int2', 'int4', 'int8', 'smallint', 'integer', 'int', 'bigint', 'numeric', 'decimal', 'float4',
@@ -242,6 +245,10 @@ class Checker {
       case 'A_Expr':
         // `OPERATOR(schema.op)` names an operator of a chosen schema.
         if (stringsOf(n.name).length > 1) throw new StatementRefused('statementQualified', { name: stringsOf(n.name).join('.') });
+        break;
+      case 'SQLValueFunction':
+        // The service's own database login and database are none of the statement's business.
+        if (HIDDEN_VALUE_FUNCTIONS[n.op as string]) throw new StatementRefused('statementConstruct', { construct: HIDDEN_VALUE_FUNCTIONS[n.op as string] });
         break;
       case 'CollateClause':
         if (stringsOf(n.collname).length > 1) throw new StatementRefused('statementQualified', { name: stringsOf(n.collname).join('.') });

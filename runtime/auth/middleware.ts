@@ -20,8 +20,9 @@
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import { createError, ServiceError } from '../errors.ts';
-import { accessRulesEnabled, AccessRuleStore, createRuleUser, decideAccess } from './access-rules.ts';
-import { checkSubject } from './subjects.ts';
+import { accessRulesEnabled, AccessRuleStore, decideAccess, type AccessRule } from './access-rules.ts';
+import { createRuleUser } from './rule-users.ts';
+import { adminSubjectOf, checkAdminSubject, checkSubject, type SubjectCheck } from './subjects.ts';
 import type { AccessLevel, AuthDriver, DatabaseInfo, Directory, ExternalIdentity, LoginTenant, Principal, UserRecord } from './types.ts';
 import { ACCESS_LEVELS } from './types.ts';
 
@@ -61,6 +62,10 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
   const assignmentTtlMs = Number(options.env?.SERVICE_AUTH_CACHE_TTL ?? 10_000);
   const assigned = new Map<string, { principal: Principal; until: number }>();
   let generation = 0;
+  function forgetAssignments() {
+    generation++;
+    assigned.clear();
+  }
 
   async function remembered(identity: ExternalIdentity, db: DatabaseInfo | null, requestedTenant: string | undefined, method: string): Promise<Principal> {
     if (!(assignmentTtlMs > 0)) return assign(identity, db, requestedTenant, method);
@@ -97,10 +102,33 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
   }
 
   async function pinSubject(db: DatabaseInfo, user: Pick<UserRecord, 'id' | 'tenant' | 'subjectId'>, identity: ExternalIdentity) {
-    if (identity.subjectId === undefined) return;
+    const { subjectId } = identity;
+    if (subjectId === undefined) return;
+    // A user pinned once signs in only with the identifier: leaving it out must not get around the check.
+    if (subjectId === null) {
+      if (user.subjectId) throw unauthenticated();
+      return;
+    }
     // Without storage a pin cannot be kept, and an unchecked identifier must not pass.
     if (!knex) throw unauthenticated();
-    if (await checkSubject(knex, db.name, user, identity.subjectId, identity.loginId) === 'mismatch') throw unauthenticated();
+    settle(await checkSubject(knex, db.name, user, subjectId, identity.loginId));
+  }
+
+  /** A new pin makes remembered sign-ins without an identifier stale; a mismatch is a 401. */
+  function settle(check: SubjectCheck) {
+    if (check === 'mismatch') throw unauthenticated();
+    if (check === 'pinned') forgetAssignments();
+  }
+
+  /** A system administrator's identifier is pinned service-wide, before any database or user is looked at. */
+  async function pinAdminSubject(identity: ExternalIdentity) {
+    const { loginId, subjectId } = identity;
+    if (subjectId === undefined || !directory.isSystemAdmin(loginId)) return;
+    if (!knex) throw unauthenticated();
+    const check: SubjectCheck = subjectId !== null
+      ? await checkAdminSubject(knex, loginId, subjectId)
+      : (await adminSubjectOf(knex, loginId)) === null ? 'match' : 'mismatch';
+    settle(check);
   }
 
   /**
@@ -111,7 +139,7 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
   function checked(identity: ExternalIdentity): ExternalIdentity {
     const storable = (v: unknown): v is string => typeof v === 'string' && !v.includes('\u0000');
     if (!storable(identity.loginId) || !identity.loginId || /[\u0000-\u001f\u007f]/.test(identity.loginId)) throw unauthenticated();
-    if (identity.subjectId !== undefined && (!storable(identity.subjectId) || !identity.subjectId)) throw unauthenticated();
+    if (identity.subjectId !== undefined && identity.subjectId !== null && (!storable(identity.subjectId) || !identity.subjectId)) throw unauthenticated();
     const out: ExternalIdentity = { loginId: identity.loginId };
     if (identity.subjectId !== undefined) out.subjectId = identity.subjectId;
     for (const name of ['tenantId', 'familyName', 'givenName', 'tenantName', 'commonName'] as const) {
@@ -124,6 +152,7 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
   async function assign(identity: ExternalIdentity, db: DatabaseInfo | null, requestedTenant: string | undefined, method: string): Promise<Principal> {
     identity = checked(identity);
     const { loginId } = identity;
+    await pinAdminSubject(identity);
     // Service-wide calls (/api/admin) have no tenant: only system administrators may make them, by any method.
     if (!db) {
       if (directory.isSystemAdmin(loginId)) return { loginId, accessLevel: 'ADMINISTRATOR', systemAdmin: true, method };
@@ -140,7 +169,7 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
       case 'rule': {
         const { rule, index } = decision;
         if (rule.action === 'GRANT') return ruleGrant(login, loginId, rule.accessLevel!, method, index);
-        if (rule.action === 'CREATE' && knex) return ruleCreate(db, login, identity, rule.accessLevel!, method);
+        if (rule.action === 'CREATE' && knex) return ruleCreate(db, login, identity, rule, method);
         throw createError('FORBIDDEN');
       }
       default:
@@ -152,8 +181,8 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
     return { loginId, tenant: login.tenant, tenantLabel: login.tenantLabel, accessLevel, systemAdmin: false, method, accessRule: index };
   }
 
-  async function ruleCreate(db: DatabaseInfo, login: LoginTenant, identity: ExternalIdentity, accessLevel: AccessLevel, method: string): Promise<Principal> {
-    const { user, created } = await createRuleUser(knex!, db, login.tenant, identity, accessLevel);
+  async function ruleCreate(db: DatabaseInfo, login: LoginTenant, identity: ExternalIdentity, rule: AccessRule, method: string): Promise<Principal> {
+    const { user, created } = await createRuleUser(knex!, db, login.tenant, identity, { accessLevel: rule.accessLevel!, organization: rule.organization });
     // A request at the same moment made the user: it is now an existing user, pinned like any other.
     if (!created) await pinSubject(db, { id: user.id, tenant: user.tenant, subjectId: (user.props.subjectId as string | undefined) ?? null }, identity);
     return {
@@ -179,10 +208,7 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
       }
       throw refused('none', unauthenticated());
     },
-    forgetAssignments() {
-      generation++;
-      assigned.clear();
-    },
+    forgetAssignments,
   };
 }
 

@@ -54,7 +54,7 @@ const WRITABLE_SYSTEM = new Set<string>(WRITABLE_SYSTEM_PROPERTIES);
 const IGNORED = new Set<string>(['_type', '_links', '_embedded', ...SYSTEM_PROPERTIES.filter((p) => !WRITABLE_SYSTEM.has(p))]);
 
 /** Violations that mean "taken by another object" (409) rather than "invalid" (400). */
-const CLASHES = new Set(['labelTaken', 'idTaken']);
+const CLASHES = new Set(['labelTaken', 'idTaken', 'loginIdTaken']);
 
 const KEYWORD_MESSAGES: Record<string, (params: Record<string, unknown>) => Pick<Violation, 'key' | 'params'>> = {
   required: () => ({ key: 'mandatory' }),
@@ -358,7 +358,8 @@ export function assertNoViolations(violations: Violation[], place: ListPlace | s
   const params = { type: typeof place === 'string' ? place : placeItemType(place), action: created ? 'actionCreate' : 'actionUpdate' };
   const sorted = [...violations].sort((a, b) => comparePaths(a.path, b.path));
   if (!violations.every((v) => CLASHES.has(v.key))) throw createError('INVALID_PAYLOAD', params, sorted);
-  throw createError(violations.some((v) => v.key === 'labelTaken') ? 'LABEL_CLASH' : 'ID_CLASH', params, sorted);
+  const taken = (key: string) => violations.some((v) => v.key === key);
+  throw createError(taken('labelTaken') ? 'LABEL_CLASH' : taken('loginIdTaken') ? 'LOGIN_ID_CLASH' : 'ID_CLASH', params, sorted);
 }
 
 /** Violation paths in payload order: item 2 before item 10, then by property. */
