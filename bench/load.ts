@@ -22,6 +22,8 @@ export interface LoadJob {
    * measures the burst's queue, not a steady load.
    */
   rate?: number;
+  /** Open-loop only: headers of each request in turn instead of `headers` (e.g. one user after another). */
+  headerSets?: Record<string, string>[];
 }
 
 export interface LoadResult {
@@ -63,10 +65,12 @@ async function openLoop(job: LoadJob): Promise<LoadResult> {
   let non2xx = 0;
   let errors = 0;
   const inFlight = new Set<Promise<void>>();
+  let sent = 0;
   const send = (due: number) => {
     const path = job.paths[Math.floor(Math.random() * job.paths.length)];
+    const headers = job.headerSets ? job.headerSets[sent++ % job.headerSets.length] : job.headers;
     const done = new Promise<void>((resolve) => {
-      const req = http.get({ host: base.hostname, port: base.port, path, headers: job.headers, agent }, (res) => {
+      const req = http.get({ host: base.hostname, port: base.port, path, headers, agent }, (res) => {
         res.resume();
         res.on('end', () => {
           if (res.statusCode! >= 200 && res.statusCode! < 300) {

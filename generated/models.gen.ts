@@ -354,6 +354,8 @@ export interface User extends Resource {
   defaultTenant?: boolean;
   familyName?: string;
   givenName?: string;
+  /** The person the user stands for. */
+  isPerson?: string;
   loginId: string;
   /** A program rather than a person. */
   serviceUser?: boolean;
@@ -372,6 +374,8 @@ export interface UserWrite {
   description?: string | null;
   familyName?: string | null;
   givenName?: string | null;
+  /** The person the user stands for. */
+  isPerson?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string | null;
   loginId?: string;

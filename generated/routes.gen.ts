@@ -3888,6 +3888,18 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "REFERENCE",
+          "declaredBy": "User",
+          "description": "The person the user stands for.",
+          "many": false,
+          "name": "isPerson",
+          "owner": false,
+          "range": "Person",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "STRING",
           "declaredBy": "Resource",
           "description": "Business key; unique within its parent's list.",

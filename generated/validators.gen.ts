@@ -6284,7 +6284,7 @@ return errors === 0;
 }
 
 export const validateUser = validate23;
-const schema24 = {"type":"object","properties":{"_type":{"const":"User"},"accessLevel":{"anyOf":[{"type":"string","enum":["READ_ONLY","EDITOR","ADMINISTRATOR"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"defaultTenant":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"loginId":{"type":"string","maxLength":1000,"minLength":1},"password":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"serviceUser":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"statementTimeout":{"anyOf":[{"type":"integer"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["loginId"],"additionalProperties":false};
+const schema24 = {"type":"object","properties":{"_type":{"const":"User"},"accessLevel":{"anyOf":[{"type":"string","enum":["READ_ONLY","EDITOR","ADMINISTRATOR"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"defaultTenant":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"isPerson":{"anyOf":[{"type":"string","format":"uuid"},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"loginId":{"type":"string","maxLength":1000,"minLength":1},"password":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"serviceUser":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"statementTimeout":{"anyOf":[{"type":"integer"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["loginId"],"additionalProperties":false};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6694,14 +6694,14 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data7 = data.label;
+if(data.isPerson !== undefined){
+let data7 = data.isPerson;
 const _errs40 = errors;
 let valid7 = false;
 const _errs41 = errors;
 if(typeof data7 === "string"){
-if(func3(data7) > 1000){
-const err25 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!(formats0.test(data7))){
+const err25 = {instancePath:instancePath+"/isPerson",schemaPath:"#/properties/isPerson/anyOf/0/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6710,8 +6710,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(func3(data7) < 1){
-const err26 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err26 = {instancePath:instancePath+"/isPerson",schemaPath:"#/properties/isPerson/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6720,9 +6721,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-else {
-const err27 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid6 = _errs41 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs43 = errors;
+if(data7 !== null){
+const err27 = {instancePath:instancePath+"/isPerson",schemaPath:"#/properties/isPerson/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6731,30 +6735,16 @@ vErrors.push(err27);
 }
 errors++;
 }
-var _valid6 = _errs41 === errors;
+var _valid6 = _errs43 === errors;
 valid7 = valid7 || _valid6;
+}
 if(!valid7){
-const _errs43 = errors;
-if(data7 !== null){
-const err28 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err28 = {instancePath:instancePath+"/isPerson",schemaPath:"#/properties/isPerson/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err28];
 }
 else {
 vErrors.push(err28);
-}
-errors++;
-}
-var _valid6 = _errs43 === errors;
-valid7 = valid7 || _valid6;
-}
-if(!valid7){
-const err29 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
 }
 errors++;
 }
@@ -6770,11 +6760,24 @@ vErrors = null;
 }
 }
 }
-if(data.loginId !== undefined){
-let data8 = data.loginId;
+if(data.label !== undefined){
+let data8 = data.label;
+const _errs46 = errors;
+let valid8 = false;
+const _errs47 = errors;
 if(typeof data8 === "string"){
 if(func3(data8) > 1000){
-const err30 = {instancePath:instancePath+"/loginId",schemaPath:"#/properties/loginId/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err29 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(func3(data8) < 1){
+const err30 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6783,8 +6786,9 @@ vErrors.push(err30);
 }
 errors++;
 }
-if(func3(data8) < 1){
-const err31 = {instancePath:instancePath+"/loginId",schemaPath:"#/properties/loginId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err31 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6793,9 +6797,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-else {
-const err32 = {instancePath:instancePath+"/loginId",schemaPath:"#/properties/loginId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid7 = _errs47 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs49 = errors;
+if(data8 !== null){
+const err32 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6804,15 +6811,11 @@ vErrors.push(err32);
 }
 errors++;
 }
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
 }
-if(data.password !== undefined){
-let data9 = data.password;
-const _errs48 = errors;
-let valid8 = false;
-const _errs49 = errors;
-if(typeof data9 === "string"){
-if(func3(data9) > 1000){
-const err33 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!valid8){
+const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -6821,9 +6824,23 @@ vErrors.push(err33);
 }
 errors++;
 }
+else {
+errors = _errs46;
+if(vErrors !== null){
+if(_errs46){
+vErrors.length = _errs46;
 }
 else {
-const err34 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data.loginId !== undefined){
+let data9 = data.loginId;
+if(typeof data9 === "string"){
+if(func3(data9) > 1000){
+const err34 = {instancePath:instancePath+"/loginId",schemaPath:"#/properties/loginId/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6832,12 +6849,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid7 = _errs49 === errors;
-valid8 = valid8 || _valid7;
-if(!valid8){
-const _errs51 = errors;
-if(data9 !== null){
-const err35 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(func3(data9) < 1){
+const err35 = {instancePath:instancePath+"/loginId",schemaPath:"#/properties/loginId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6846,11 +6859,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-var _valid7 = _errs51 === errors;
-valid8 = valid8 || _valid7;
 }
-if(!valid8){
-const err36 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err36 = {instancePath:instancePath+"/loginId",schemaPath:"#/properties/loginId/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6859,25 +6870,15 @@ vErrors.push(err36);
 }
 errors++;
 }
-else {
-errors = _errs48;
-if(vErrors !== null){
-if(_errs48){
-vErrors.length = _errs48;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.serviceUser !== undefined){
-let data10 = data.serviceUser;
+if(data.password !== undefined){
+let data10 = data.password;
 const _errs54 = errors;
 let valid9 = false;
 const _errs55 = errors;
-if(typeof data10 !== "boolean"){
-const err37 = {instancePath:instancePath+"/serviceUser",schemaPath:"#/properties/serviceUser/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err37 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6886,12 +6887,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-var _valid8 = _errs55 === errors;
-valid9 = valid9 || _valid8;
-if(!valid9){
-const _errs57 = errors;
-if(data10 !== null){
-const err38 = {instancePath:instancePath+"/serviceUser",schemaPath:"#/properties/serviceUser/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err38 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6900,16 +6898,30 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid8 = _errs57 === errors;
+var _valid8 = _errs55 === errors;
 valid9 = valid9 || _valid8;
-}
 if(!valid9){
-const err39 = {instancePath:instancePath+"/serviceUser",schemaPath:"#/properties/serviceUser/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs57 = errors;
+if(data10 !== null){
+const err39 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err39];
 }
 else {
 vErrors.push(err39);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err40 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
 }
 errors++;
 }
@@ -6925,27 +6937,13 @@ vErrors = null;
 }
 }
 }
-if(data.statementTimeout !== undefined){
-let data11 = data.statementTimeout;
+if(data.serviceUser !== undefined){
+let data11 = data.serviceUser;
 const _errs60 = errors;
 let valid10 = false;
 const _errs61 = errors;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err40 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-var _valid9 = _errs61 === errors;
-valid10 = valid10 || _valid9;
-if(!valid10){
-const _errs63 = errors;
-if(data11 !== null){
-const err41 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(typeof data11 !== "boolean"){
+const err41 = {instancePath:instancePath+"/serviceUser",schemaPath:"#/properties/serviceUser/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6954,16 +6952,30 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid9 = _errs63 === errors;
+var _valid9 = _errs61 === errors;
 valid10 = valid10 || _valid9;
-}
 if(!valid10){
-const err42 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs63 = errors;
+if(data11 !== null){
+const err42 = {instancePath:instancePath+"/serviceUser",schemaPath:"#/properties/serviceUser/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err43 = {instancePath:instancePath+"/serviceUser",schemaPath:"#/properties/serviceUser/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
 }
 errors++;
 }
@@ -6979,23 +6991,13 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data12 = data.status;
+if(data.statementTimeout !== undefined){
+let data12 = data.statementTimeout;
 const _errs66 = errors;
 let valid11 = false;
 const _errs67 = errors;
-if(typeof data12 !== "string"){
-const err43 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-if(!(((((((data12 === "WORKING") || (data12 === "SUBMITTED")) || (data12 === "ACCEPTED")) || (data12 === "REJECTED")) || (data12 === "FINAL")) || (data12 === "INACTIVE")) || (data12 === "PUBLISHED"))){
-const err44 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err44 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -7009,7 +7011,7 @@ valid11 = valid11 || _valid10;
 if(!valid11){
 const _errs69 = errors;
 if(data12 !== null){
-const err45 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err45 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -7022,7 +7024,7 @@ var _valid10 = _errs69 === errors;
 valid11 = valid11 || _valid10;
 }
 if(!valid11){
-const err46 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err46 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -7043,14 +7045,13 @@ vErrors = null;
 }
 }
 }
-if(data.title !== undefined){
-let data13 = data.title;
+if(data.status !== undefined){
+let data13 = data.status;
 const _errs72 = errors;
 let valid12 = false;
 const _errs73 = errors;
-if(typeof data13 === "string"){
-if(func3(data13) > 1000){
-const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data13 !== "string"){
+const err47 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -7059,9 +7060,8 @@ vErrors.push(err47);
 }
 errors++;
 }
-}
-else {
-const err48 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((((((data13 === "WORKING") || (data13 === "SUBMITTED")) || (data13 === "ACCEPTED")) || (data13 === "REJECTED")) || (data13 === "FINAL")) || (data13 === "INACTIVE")) || (data13 === "PUBLISHED"))){
+const err48 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -7075,7 +7075,7 @@ valid12 = valid12 || _valid11;
 if(!valid12){
 const _errs75 = errors;
 if(data13 !== null){
-const err49 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err49 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -7088,7 +7088,7 @@ var _valid11 = _errs75 === errors;
 valid12 = valid12 || _valid11;
 }
 if(!valid12){
-const err50 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err50 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -7109,14 +7109,80 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err51 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.title !== undefined){
+let data14 = data.title;
+const _errs78 = errors;
+let valid13 = false;
+const _errs79 = errors;
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err51 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err51];
 }
 else {
 vErrors.push(err51);
+}
+errors++;
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+var _valid12 = _errs79 === errors;
+valid13 = valid13 || _valid12;
+if(!valid13){
+const _errs81 = errors;
+if(data14 !== null){
+const err53 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+var _valid12 = _errs81 === errors;
+valid13 = valid13 || _valid12;
+}
+if(!valid13){
+const err54 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+else {
+errors = _errs78;
+if(vErrors !== null){
+if(_errs78){
+vErrors.length = _errs78;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
 }
 errors++;
 }

@@ -26,7 +26,7 @@ export function adminRoutes({ databases, authenticator, readJson, dropped }: { d
       await readJson(ctx, 'ADMINISTRATOR');
       const body = ctx.request.body as { name?: unknown } | undefined;
       if (!body || typeof body !== 'object' || typeof body.name !== 'string') {
-        throw createError('INVALID_PAYLOAD', { type: 'database', action: 'actionCreate' }, [{ path: 'name', key: 'mandatory' }]);
+        throw createError('INVALID_DATABASE', {}, [{ path: 'name', key: 'mandatory' }]);
       }
       const created = await databases.create(body.name, principal.loginId);
       ctx.status = 201;
@@ -36,7 +36,7 @@ export function adminRoutes({ databases, authenticator, readJson, dropped }: { d
     }
     if (name !== undefined && ctx.method === 'GET') {
       const db = await databases.get(name);
-      if (!db) throw createError('OBJECT_NOT_FOUND', { type: 'database', key: name });
+      if (!db) throw createError('DATABASE_NOT_FOUND', { name });
       ctx.body = { name: db.name };
       return;
     }
@@ -55,6 +55,6 @@ function databaseName(segment: string): string {
   try {
     return decodeURIComponent(segment);
   } catch {
-    throw createError('OBJECT_NOT_FOUND', { type: 'database', key: segment });
+    throw createError('DATABASE_NOT_FOUND', { name: segment });
   }
 }

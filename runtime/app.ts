@@ -29,6 +29,8 @@ import { readStandardMetamodel } from './metamodel/standard.ts';
 import { handleRest } from './rest/handlers.ts';
 import { splitPath } from './rest/paths.ts';
 import { adminRoutes } from './admin.ts';
+import { knexPool, requestFigures, ServiceMetrics } from './metrics.ts';
+import { metamodelListNames } from './route-templates.ts';
 
 /** Where load balancers ask whether the instance is up (after the context path). */
 const HEALTH_PATH = '/health';
@@ -40,7 +42,10 @@ export interface Service {
   generated: Generated;
   databases: Databases;
   log: Logger;
+  metrics: ServiceMetrics;
   listen(): Promise<number>;
+  /** Where GET /metrics is served once listening; undefined without SERVICE_METRICS_PORT. */
+  metricsPort(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -91,12 +96,19 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   let customProperties: CustomPropertiesCheck | undefined;
   const readJson = jsonBodyReader(config.bodyLimitBytes);
   const interactive = new InteractiveGate();
+  const metrics = new ServiceMetrics();
+  metrics.addGate(interactive.figures);
+  metrics.addPool('service', knexPool(knex));
+  const restListNames = new Set(metamodelListNames(generated.metamodel));
   const host: PluginHost = {
-    config, knex, storage, databases, log, directory, router: pluginRouter, api: apiRouter,
+    config, knex, storage, databases, log, directory, router: pluginRouter, api: apiRouter, metrics,
     jsonBody: readJson,
     interactive,
     bulk: (ctx) => (ctx.state.leaveInteractive as ((bulk: boolean) => void) | undefined)?.(true),
-    addRestExtension: (extension) => restExtensions.push(extension),
+    addRestExtension: (extension, listNames = []) => {
+      restExtensions.push(extension);
+      for (const name of listNames) restListNames.add(name);
+    },
     setCustomPropertiesCheck: (check) => {
       if (customProperties) throw new Error('a custom-properties check is registered already');
       customProperties = check;
@@ -116,7 +128,9 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     model: generated.metamodel, validators: generated.validators, knex, secretHandlers, customProperties,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
-  const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory, { knex, env: config.env });
+  const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory, {
+    knex, env: config.env, signInFailed: (method, status) => metrics.signInFailed(method, status),
+  });
   changeListeners.push((_db, types) => {
     if (types.some((t) => t === 'User' || t === 'Tenant' || t === 'AccessRule')) authenticator.forgetAssignments();
   });
@@ -130,7 +144,9 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   };
 
   const app = new Koa();
-  app.proxy = config.env.SERVICE_TRUST_PROXY === 'true';
+  app.proxy = config.trustProxy;
+  // ctx.ip: the address the outermost trusted proxy saw, never one the client wrote into X-Forwarded-For.
+  app.maxIpsCount = config.proxyHops;
   if (config.publicUrl) usePublicUrl(app, config.publicUrl);
   const openapi = { yaml: generated.openapiYaml, json: generated.openapiJson };
   const described = config.publicUrl ? withServer(openapi, `${config.publicUrl}${config.contextPath}`) : openapi;
@@ -151,6 +167,9 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
       }, 'request');
     }
   });
+  if (config.metricsPort !== undefined) {
+    app.use(requestFigures(metrics, { contextPath: config.contextPath, listNames: restListNames, routers: [apiRouter, pluginRouter] }));
+  }
   app.use(async function interactiveFirst(ctx, next) {
     // A load balancer's health check goes first too, but is not somebody browsing.
     const leave = interactive.enter(ctx.path === `${config.contextPath}${HEALTH_PATH}`);
@@ -219,7 +238,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     if (!db) {
       // Only a system administrator learns that a database does not exist; anyone else cannot tell it from a wrong password.
       ctx.state.principal = await authenticator.authenticate(ctx, null);
-      throw createError('OBJECT_NOT_FOUND', { type: 'database', key: dbName });
+      throw createError('DATABASE_NOT_FOUND', { name: dbName });
     }
     ctx.state.principal = await authenticator.authenticate(ctx, db);
     if (slash < 0 || slash === rest.length - 1) throw createError('NOT_FOUND');
@@ -244,7 +263,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     const db = await databases.get(dbName);
     if (!db) {
       ctx.state.principal = await authenticator.authenticate(ctx, null);
-      throw createError('OBJECT_NOT_FOUND', { type: 'database', key: dbName });
+      throw createError('DATABASE_NOT_FOUND', { name: dbName });
     }
     ctx.state.principal = await authenticator.authenticate(ctx, db);
     ctx.state.db = db;
@@ -259,16 +278,21 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   });
 
   let server: http.Server | undefined;
+  let metricsServer: http.Server | undefined;
   return {
-    app, config, storage, generated, databases, log,
+    app, config, storage, generated, databases, log, metrics,
     async listen() {
       await prepareWithRetry(prepare, log);
       server = http.createServer(app.callback());
       server.keepAliveTimeout = 5_000;
       await new Promise<void>((resolve) => server!.listen(config.port, config.host, resolve));
+      if (config.metricsPort !== undefined) metricsServer = await metrics.listen(config.metricsPort, config.metricsHost);
       return (server.address() as { port: number }).port;
     },
+    metricsPort: () => (metricsServer?.address() as { port: number } | null)?.port,
     async close() {
+      metricsServer?.close();
+      metricsServer?.closeAllConnections();
       if (server) {
         const closing = new Promise<void>((resolve) => server!.close(() => resolve()));
         server.closeIdleConnections();

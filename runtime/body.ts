@@ -103,8 +103,9 @@ export function bodyError(err: unknown, body: DecodedBody): unknown {
 export async function readJsonBody(ctx: Context, level: AccessLevel, limitBytes: number): Promise<void> {
   mayWriteHere(ctx, level);
   if (!hasBody(ctx)) return;
+  if (!ctx.get('content-type')) throw createError('CONTENT_TYPE_MISSING', { expected: 'application/json' });
   if (!ctx.is('application/json', '+json')) {
-    throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type') || 'none', expected: 'application/json' });
+    throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type'), expected: 'application/json' });
   }
   const body = decode(ctx, bodyEncoding(ctx));
   const identity = body.encoding === 'identity';

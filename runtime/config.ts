@@ -15,6 +15,9 @@ export class ConfigError extends Error {
 export interface Config {
   port: number;
   host: string;
+  /** SERVICE_METRICS_PORT: where GET /metrics is served (0: any free port); undefined: not at all. */
+  metricsPort?: number;
+  metricsHost: string;
   databaseUrl?: string;
   dataDir: string;
   contextPath: string;
@@ -27,6 +30,14 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** SERVICE_PUBLIC_URL: scheme, host and port clients reach the service at; links use it instead of Host. */
   publicUrl?: string;
+  /** SERVICE_TRUST_PROXY: the client's address, scheme and host come from X-Forwarded-* headers. */
+  trustProxy: boolean;
+  /**
+   * SERVICE_TRUST_PROXY_HOPS: how many proxies in front of the service append
+   * to X-Forwarded-For; the client's address is the one the outermost of them
+   * saw. Entries further left were written by the client and prove nothing.
+   */
+  proxyHops: number;
   /** Everything the plugins read, by its SERVICE_* name. */
   env: Record<string, string | undefined>;
 }
@@ -82,9 +93,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (adminPassword.length < 8) throw new ConfigError('SERVICE_ADMIN_PASSWORD', 'must have at least 8 characters');
     if (!adminUsers.length) throw new ConfigError('SERVICE_ADMIN_PASSWORD', 'needs SERVICE_ADMIN_USER');
   }
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const metricsPort = env.SERVICE_METRICS_PORT ? integer(env, 'SERVICE_METRICS_PORT', 0, 0, 65535) : undefined;
+  if (metricsPort && metricsPort === port) throw new ConfigError('SERVICE_METRICS_PORT', 'must differ from PORT');
   return {
-    port: integer(env, 'PORT', 8080, 0, 65535),
+    port,
     host: env.HOST || '127.0.0.1',
+    metricsPort,
+    metricsHost: env.SERVICE_METRICS_HOST || env.HOST || '127.0.0.1',
     databaseUrl,
     dataDir: env.SERVICE_DATA_DIR || './data',
     contextPath,
@@ -96,6 +112,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     logLevel: env.SERVICE_LOG_LEVEL || 'info',
     shutdownTimeoutMs: integer(env, 'SERVICE_SHUTDOWN_TIMEOUT', 10_000, 0, 600_000),
     publicUrl: publicUrlOf(env),
+    trustProxy: booleanSetting(env, 'SERVICE_TRUST_PROXY', false),
+    proxyHops: integer(env, 'SERVICE_TRUST_PROXY_HOPS', 1, 1, 10),
     env: { ...env },
   };
 }

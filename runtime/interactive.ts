@@ -42,7 +42,18 @@ export const TURN_MS = 2;
 /** A person's request answered within this many milliseconds counts as people browsing (see `browsing()`). */
 export const BROWSING_MS = 10_000;
 
+/** What bulk work waited for, since the gate was made (runtime/metrics.ts reads them). */
+export interface GateFigures {
+  /** Pauses for interactive requests in flight, and the milliseconds they took. */
+  pauses: number;
+  pausedMs: number;
+  /** Waits for the rate cap, and the milliseconds they took. */
+  rateWaits: number;
+  rateWaitedMs: number;
+}
+
 export class InteractiveGate {
+  readonly figures: GateFigures = { pauses: 0, pausedMs: 0, rateWaits: 0, rateWaitedMs: 0 };
   private active = 0;
   private waiters: (() => void)[] = [];
   /** When the last interactive request was answered; a request that became bulk work does not count. */
@@ -98,14 +109,20 @@ export class InteractiveGate {
   /** Undefined when nothing is in flight (no await needed); else resolves when nothing is or after maxPauseMs. */
   pause(): Promise<void> | undefined {
     if (this.active === 0) return undefined;
+    const started = this.now();
+    this.figures.pauses++;
     return new Promise((resolve) => {
+      const resume = () => {
+        this.figures.pausedMs += this.now() - started;
+        resolve();
+      };
       const done = () => {
         clearTimeout(timer);
-        resolve();
+        resume();
       };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== done);
-        resolve();
+        resume();
       }, this.maxPauseMs);
       this.waiters.push(done);
     });
@@ -123,7 +140,10 @@ export class InteractiveGate {
     this.paidUntil = Math.max(this.paidUntil, now) + (bytes / bytesPerSecond) * 1000;
     const wait = this.paidUntil - now;
     // Waits shorter than a timer's resolution add up in paidUntil and are taken together.
-    return wait < 2 ? undefined : new Promise((resolve) => setTimeout(resolve, wait));
+    if (wait < 2) return undefined;
+    this.figures.rateWaits++;
+    this.figures.rateWaitedMs += wait;
+    return new Promise((resolve) => setTimeout(resolve, wait));
   }
 
   /**

@@ -6,7 +6,7 @@
 import type { InteractiveGate } from './interactive.ts';
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
-import { Ajv } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { ConfigError } from './config.ts';
@@ -19,6 +19,7 @@ import type { Principal } from './auth/types.ts';
 import type { CustomPropertiesCheck } from './rest/writer.ts';
 import type { Context } from 'koa';
 import type { JsonBodyReader } from './body.ts';
+import type { Metrics } from './metrics.ts';
 
 /** Keeps a write-only property (e.g. a password) outside the objects table, in the write's transaction. */
 export type SecretHandler = (write: { trx: Knex.Transaction; db: string; object: StoredObject; value: unknown }) => Promise<Violation[] | void>;
@@ -60,11 +61,14 @@ export interface PluginHost {
    * caller below `level`, the least access level that can write there.
    */
   jsonBody: JsonBodyReader;
+  /** The instance's Prometheus figures: a plugin registers its own counters and gauges there. */
+  metrics: Metrics;
   /** Requests in flight that someone waits for: bulk work calls `interactive.pause()` before each part it hands on. */
   interactive: InteractiveGate;
   /** This request's answer is bulk work (a streamed export): it no longer holds bulk work back. */
   bulk(ctx: Context): void;
-  addRestExtension(extension: RestExtension): void;
+  /** `listNames`: what the extension serves where a REST path names a list (e.g. accessKeys), for the request figures. */
+  addRestExtension(extension: RestExtension, listNames?: string[]): void;
   /** The one check of custom properties on every REST write. */
   setCustomPropertiesCheck(check: CustomPropertiesCheck): void;
   /** Append-only migrations of tables the plugin keeps in every database (`$S` = the database's schema). */
@@ -128,6 +132,11 @@ export function orderPlugins(manifests: PluginManifest[]): PluginManifest[] {
   return ordered;
 }
 
+/**
+ * Checks the plugin's settings against its schema. A refusal names the
+ * setting and says in words what it must be: the setting's `description`
+ * in the schema, not ajv's text, which shows the pattern.
+ */
 export function checkPluginConfig(manifest: PluginManifest, env: Record<string, string | undefined>) {
   if (!manifest.configSchema) return;
   const ajv = new Ajv({ allErrors: true, strict: false });
@@ -136,6 +145,13 @@ export function checkPluginConfig(manifest: PluginManifest, env: Record<string, 
   if (!validate(settings)) {
     const e = validate.errors![0];
     const setting = e.instancePath.replace(/^\//, '') || String(e.params.missingProperty ?? manifest.name);
-    throw new ConfigError(setting, `${e.message} (plugin ${manifest.name})`);
+    throw new ConfigError(setting, `${requirement(e, setting, manifest.configSchema)} (plugin ${manifest.name})`);
   }
+}
+
+function requirement(error: ErrorObject, setting: string, schema: object): string {
+  if (error.keyword === 'required') return 'must be set';
+  if (error.keyword === 'dependencies') return `must be set together with ${String(error.params.property)}`;
+  const description = (schema as { properties?: Record<string, { description?: string }> }).properties?.[setting]?.description;
+  return description ? `must be ${description}` : 'has a value of the wrong form';
 }

@@ -27,6 +27,18 @@ function dottedPath(instancePath: string): string {
 
 const childPath = (parent: string, name: unknown) => (parent ? `${parent}.${String(name)}` : String(name));
 
+/** Messages of a value of the wrong JSON type, by the type it must have: the type's name means nothing to a reader. */
+const TYPE_MESSAGES: Record<string, string> = {
+  string: 'mustBeText', integer: 'mustBeWholeNumber', number: 'mustBeNumber', boolean: 'mustBeBoolean', object: 'mustBeObject', array: 'mustBeList',
+  'object,string': 'mustBeTextOrObject',
+};
+
+/** The message key for a value that is not of the type `expected` (ajv's `type` parameter: `string`, `string,null`, [`string`, `object`]). */
+export function wrongTypeKey(expected: unknown): string {
+  const types = [expected].flat().join(',').split(',').filter((t) => t && t !== 'null').sort();
+  return TYPE_MESSAGES[types.join(',')] ?? 'invalidValue';
+}
+
 /** Errors about a missing or unknown property are reported on that property, not on its object. */
 function violationOf(error: ErrorObject): Violation {
   const at = dottedPath(error.instancePath);

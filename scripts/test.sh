@@ -30,6 +30,8 @@ run_suite() {
   [ "$rc" -eq 0 ] || status=1
 }
 
+# Without arguments, every spec; with them, what they name (mocha would add its config's specs to named ones).
+[ $# -gt 0 ] || set -- 'test/**/*.spec.ts'
 TEST_DATABASE_URL= SERVICE_TEST_DATABASE_URL= run_suite pglite "$@"
 if [ -n "${TEST_DATABASE_URL:-}" ]; then
   run_suite postgresql "$@"

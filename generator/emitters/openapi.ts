@@ -375,9 +375,17 @@ function objectPath(model: Metamodel, t: TypeDef): Json {
       operationId: `delete${t.name}`, tags: [t.name], summary: `Deletes ${a(t.name)}`,
       parameters: parameters(['IfMatch']),
       responses: { 204: { description: 'The object was deleted.' }, ...errorResponses(ERRORS_BY_CALL.deleteObject) },
+      ...(t.name === 'Tenant' ? TENANT_DELETION : {}),
     },
   };
 }
+
+/** Tenants are deleted by the runtime's own rules (runtime/rest/tenant-removal.ts). */
+const TENANT_DELETION = {
+  description: 'System administrators only. Deletes a tenant that holds nothing but its users, with them and their access keys, '
+    + 'and the tenant\'s access rules, profiles and query jobs. The default tenant, and a tenant that holds other objects, answer 409.',
+  responses: { 204: { description: 'The tenant was deleted.' }, ...errorResponses([...ERRORS_BY_CALL.deleteObject, 409].sort((x, y) => x - y)) },
+};
 
 function listPath(model: Metamodel, t: TypeDef, list: ListDef): Json {
   const name = `${t.name}${capitalized(list.name)}`;

@@ -101,6 +101,7 @@ const PROPERTY_LABELS: Record<string, Labels> = {
   serviceUser: ['Dienstbenutzer', 'Service user'],
   password: ['Passwort', 'Password'],
   subjectId: ['Subjekt-ID', 'Subject identifier'],
+  isPerson: ['Person', 'Person'],
   statementTimeout: ['Abfrage-Zeitlimit (ms)', 'Statement timeout (ms)'],
 };
 

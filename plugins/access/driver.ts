@@ -10,7 +10,10 @@
  *   valid, the tenant is refused), as for any verified caller.
  * - Access rules are never evaluated: the key's user exists.
  * - Unknown, malformed, expired and revoked keys, keys of removed users, and
- *   keys on service-wide calls (/api/admin) get one and the same 401.
+ *   keys on service-wide calls (/api/admin) get one and the same 401. Each
+ *   counts against the client address's budget of failed sign-ins (the one
+ *   password sign-in has, runtime/auth/throttle.ts); an address over it gets
+ *   429 with Retry-After for every key until the lock ends.
  * - A system administrator's key (SERVICE_ADMIN_USER) keeps those rights
  *   only if a system administrator made it; its tenant is still the key's.
  *
@@ -25,6 +28,7 @@
  */
 import { createError } from '../../runtime/errors.ts';
 import type { AuthDriver, AuthRequest, AuthResult, Principal } from '../../runtime/auth/types.ts';
+import { clientAddress, SignInThrottle } from '../../runtime/auth/throttle.ts';
 import { AccessKeyStore, hashOf, looksLikeKey, sameHash, type KeyOwner } from './keys.ts';
 
 export const ACCESS_KEY_HEADER = 'service-access-key';
@@ -39,6 +43,7 @@ export interface AccessKeyDriverOptions {
   isSystemAdmin(loginId: string): boolean;
   log: { warn(o: object, m: string): void };
   cacheTtlMs?: number;
+  throttle?: SignInThrottle;
 }
 
 export class AccessKeyDriver implements AuthDriver {
@@ -48,16 +53,23 @@ export class AccessKeyDriver implements AuthDriver {
   private readonly remembered = new Map<string, { owner: KeyOwner; until: number }>();
   /** Raised by forget(): a lookup that began before must not remember what it read. */
   private generation = 0;
+  private readonly throttle: SignInThrottle;
 
-  constructor(private readonly o: AccessKeyDriverOptions) {}
+  constructor(private readonly o: AccessKeyDriverOptions) {
+    this.throttle = o.throttle ?? new SignInThrottle();
+  }
 
   async authenticate({ ctx, db, requestedTenant }: AuthRequest): Promise<AuthResult | null> {
     const key = ctx.get(ACCESS_KEY_HEADER);
     if (!key) return null;
-    if (!PROGRAMMING_INTERFACES.test(ctx.path) || !db || !looksLikeKey(key)) throw createError('UNAUTHENTICATED');
-    const hash = hashOf(key);
-    const owner = await this.ownerOf(db.name, hash);
-    if (!owner) throw createError('UNAUTHENTICATED');
+    const attempt = { address: clientAddress(ctx) };
+    const gate = this.throttle.check(attempt);
+    if (!gate.allowed) throw createError('TOO_MANY_ATTEMPTS', {}, [], { 'Retry-After': String(gate.retryAfterSeconds) });
+    const owner = PROGRAMMING_INTERFACES.test(ctx.path) && db && looksLikeKey(key) ? await this.ownerOf(db.name, hashOf(key)) : null;
+    if (!owner || !db) {
+      this.throttle.fail(attempt);
+      throw createError('UNAUTHENTICATED');
+    }
     if (requestedTenant !== undefined && requestedTenant !== owner.tenantLabel) throw createError('FORBIDDEN');
     await this.noteUse(db.name, owner);
     const systemAdmin = owner.systemAdmin && this.o.isSystemAdmin(owner.loginId);

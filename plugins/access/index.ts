@@ -12,10 +12,18 @@ import { ACCESS_MIGRATIONS, AccessKeyStore } from './keys.ts';
 import { handleAccessKeys } from './keys-rest.ts';
 import { handleAccessRules } from './rules-rest.ts';
 
-registerMessages('en', { expiresInPast: 'The time must lie in the future.' });
-registerMessages('de', { expiresInPast: 'Der Zeitpunkt muss in der Zukunft liegen.' });
+registerMessages('en', {
+  expiresInPast: 'The time must lie in the future.',
+  organizationOnlyForCreate: 'Only a CREATE rule names an organization.',
+  organizationNotFound: 'No top-level organization of this tenant has this label.',
+});
+registerMessages('de', {
+  expiresInPast: 'Der Zeitpunkt muss in der Zukunft liegen.',
+  organizationOnlyForCreate: 'Nur eine CREATE-Regel nennt eine Organisation.',
+  organizationNotFound: 'Keine Organisation der obersten Ebene dieses Mandanten hat diesen Namen.',
+});
 
-const BOOLEAN = { type: 'string', pattern: '^\\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\\s*$' };
+const BOOLEAN = { type: 'string', pattern: '^\\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\\s*$', description: 'true or false' };
 
 export const manifest: PluginManifest = {
   name: 'access',
@@ -24,7 +32,7 @@ export const manifest: PluginManifest = {
     properties: {
       SERVICE_ACCESS_RULES: BOOLEAN,
       SERVICE_GUEST_USERS: BOOLEAN,
-      SERVICE_ACCESS_KEY_CACHE_TTL: { type: 'string', pattern: '^[0-9]{1,7}$' },
+      SERVICE_ACCESS_KEY_CACHE_TTL: { type: 'string', pattern: '^[0-9]{1,7}$', description: 'a whole number of milliseconds, at most 9999999' },
     },
   },
   register(host: PluginHost) {
@@ -46,6 +54,6 @@ export const manifest: PluginManifest = {
     host.addRestExtension(async ({ ctx, principal, db, segments, base }) => {
       const call = { ctx, principal, db, base };
       return await handleAccessKeys(keysDeps, call, segments) || await handleAccessRules(rulesDeps, call, segments);
-    });
+    }, ['accessKeys', 'accessRules']);
   },
 };

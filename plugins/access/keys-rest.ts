@@ -21,7 +21,7 @@ import { requireLevel } from '../../runtime/auth/middleware.ts';
 import type { Directory, Principal } from '../../runtime/auth/types.ts';
 import { UUID } from '../../runtime/rest/paths.ts';
 import { ObjectStore, type StoredObject } from '../../runtime/storage/objects.ts';
-import { oversized, violationsOf } from '../../runtime/validation.ts';
+import { oversized, violationsOf, wrongTypeKey } from '../../runtime/validation.ts';
 import { hasBody } from '../../runtime/body.ts';
 import type { Knex } from 'knex';
 import { AccessKeyStore, hashOf, newAccessKey, type KeyInfo } from './keys.ts';
@@ -123,8 +123,8 @@ async function userKeys(deps: KeysRestDeps, call: Call, userKey: string) {
 
 function payloadOf(ctx: Context): { description?: string | null; expiresAt?: number | null } {
   const body = hasBody(ctx) ? ctx.request.body : {};
-  const invalid = (violations: Violation[]) => createError('INVALID_PAYLOAD', { type: 'access key', action: 'actionCreate' }, violations);
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid([{ path: '', key: 'wrongType', params: { expected: 'object' } }]);
+  const invalid = (violations: Violation[]) => createError('INVALID_ACCESS_KEY', {}, violations);
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid([{ path: '', key: 'mustBeObject' }]);
   const over = oversized(CREATE_SCHEMA, body);
   if (over || !validateCreate(body)) {
     throw invalid((over ? [over] : violationsOf(validateCreate.errors)).map((v) => ({ path: v.path, ...violationKey(v.keyword, v.params) })));
@@ -136,7 +136,7 @@ function payloadOf(ctx: Context): { description?: string | null; expiresAt?: num
 
 function violationKey(keyword: string, params: Record<string, unknown>): Pick<Violation, 'key' | 'params'> {
   if (keyword === 'unknownProperty') return { key: 'unknownProperty' };
-  if (keyword === 'type') return { key: 'wrongType', params: { expected: String(params.type).replace(',null', '') } };
+  if (keyword === 'type') return { key: wrongTypeKey(params.type) };
   if (keyword === 'maxLength') return { key: 'tooLong', params: { limit: params.limit } };
   return { key: 'invalidValue' };
 }
@@ -146,7 +146,7 @@ async function oneKey(deps: KeysRestDeps, call: Call, id: string) {
   allow(ctx, ['GET', 'HEAD', 'DELETE']);
   requireAdministrator(principal);
   const scope = scopeOf(principal);
-  const notFound = () => createError('OBJECT_NOT_FOUND', { type: 'access key', key: id });
+  const notFound = () => createError('ACCESS_KEY_NOT_FOUND', { id });
   if (!UUID.test(id)) throw notFound();
   if (ctx.method === 'DELETE') {
     if (!await deps.keys.revoke(call.db, id.toLowerCase(), scope)) throw notFound();

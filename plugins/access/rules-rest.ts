@@ -2,10 +2,13 @@
  * The REST paths of access rules (decisions §2):
  *
  *   GET  /rest/<db>/tenants/<tenant>/accessRules          → the ordered list ([] when none)
- *   PUT  /rest/<db>/tenants/<tenant>/accessRules          ← the whole list, replaced
- *   POST /rest/<db>/tenants/<tenant>/accessRules/explain  {loginId, groups?, tenantId?}
- *        → {rule, action, accessLevel, user, reason}: what a sign-in of that
- *          identity into the tenant would get, without signing in as it.
+ *   PUT  /rest/<db>/tenants/<tenant>/accessRules          ← the whole list, replaced; a CREATE
+ *        rule's `organization` must name a top-level organization of the tenant
+ *   POST /rest/<db>/tenants/<tenant>/accessRules/explain  {loginId, groups?, tenantId?, familyName?, givenName?}
+ *        → {rule, action, accessLevel, user, reason, matched}: what a sign-in
+ *          of that identity into the tenant would get, without signing in as
+ *          it; `matched` shows what of the identity met each part of the
+ *          applying rule's condition (null when no rule applied).
  *
  * `<tenant>` is the tenant's label or technical key. Administrators of the
  * tenant and system administrators only (the rules name the groups that
@@ -14,13 +17,13 @@
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import { Ajv } from 'ajv';
-import { createError } from '../../runtime/errors.ts';
+import { createError, type Violation } from '../../runtime/errors.ts';
 import { requireLevel } from '../../runtime/auth/middleware.ts';
 import { accessRuleViolations, AccessRuleStore, decideAccess, type AccessRule } from '../../runtime/auth/access-rules.ts';
 import type { Directory, ExternalIdentity, Principal } from '../../runtime/auth/types.ts';
 import { UUID } from '../../runtime/rest/paths.ts';
 import { schemaOf } from '../../runtime/storage/migrations.ts';
-import { oversized, violationsOf } from '../../runtime/validation.ts';
+import { oversized, violationsOf, wrongTypeKey } from '../../runtime/validation.ts';
 
 export interface RulesRestDeps {
   knex: Knex;
@@ -42,7 +45,7 @@ const EXPLAIN_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['loginId'],
-  properties: { loginId: TEXT, groups: { type: 'array', maxItems: 1000, items: TEXT }, tenantId: TEXT },
+  properties: { loginId: TEXT, groups: { type: 'array', maxItems: 1000, items: TEXT }, tenantId: TEXT, familyName: TEXT, givenName: TEXT },
 } as const;
 const validateExplain = new Ajv({ allErrors: true, strict: false }).compile(EXPLAIN_SCHEMA);
 
@@ -60,7 +63,8 @@ export async function handleAccessRules(deps: RulesRestDeps, call: Call, segment
   if (ctx.method === 'PUT') {
     const body = ctx.request.body;
     const violations = accessRuleViolations(body);
-    if (violations.length) throw createError('INVALID_PAYLOAD', { type: 'access rules', action: 'actionUpdate' }, violations);
+    if (!violations.length) violations.push(...await organizationViolations(deps.knex, call.db, tenant.id, body as unknown as AccessRule[]));
+    if (violations.length) throw createError('INVALID_ACCESS_RULES', {}, violations);
     await deps.rules.setRules(call.db, tenant.id, body as unknown as AccessRule[], principal.loginId).catch((err) => {
       // The tenant was removed since it was read.
       throw (err as { code?: string }).code === '23503' ? createError('OBJECT_NOT_FOUND', { type: 'Tenant', key: segments[1] }) : err;
@@ -87,30 +91,46 @@ async function tenantOf(knex: Knex, call: Call, key: string): Promise<{ id: stri
   return tenant;
 }
 
+function explainMessage(keyword: string, params: Record<string, unknown>): string {
+  if (keyword === 'required' || keyword === 'minLength') return 'mandatory';
+  if (keyword === 'type') return wrongTypeKey(params.type);
+  return keyword === 'unknownProperty' ? 'unknownProperty' : 'invalidValue';
+}
+
+/** A rule's organization is for CREATE rules, and names a top-level organization of the tenant. */
+async function organizationViolations(knex: Knex, db: string, tenant: string, rules: AccessRule[]): Promise<Violation[]> {
+  const named = rules.flatMap((rule, index) => (rule.organization === undefined ? [] : [{ index, rule, label: rule.organization }]));
+  if (!named.length) return [];
+  const r = await knex.raw(
+    `select label from "${schemaOf(db)}".objects where tenant = ? and type = 'Organization' and parent_id is null and list = 'organizations' and label = any(?::text[])`,
+    [tenant, named.map((n) => n.label)],
+  );
+  const found = new Set(r.rows.map((row: { label: string }) => row.label));
+  return named.flatMap(({ index, rule, label }) => {
+    if (rule.action !== 'CREATE') return [{ path: `${index}.organization`, key: 'organizationOnlyForCreate' }];
+    return found.has(label) ? [] : [{ path: `${index}.organization`, key: 'organizationNotFound' }];
+  });
+}
+
 async function explain(deps: RulesRestDeps, call: Call, tenant: { id: string; label: string }, body: unknown) {
   const over = oversized(EXPLAIN_SCHEMA, body);
   if (over || !validateExplain(body)) {
-    const violations = (over ? [over] : violationsOf(validateExplain.errors)).map((v) => ({
-      path: v.path,
-      key: v.keyword === 'required' || v.keyword === 'minLength' ? 'mandatory' : v.keyword === 'unknownProperty' ? 'unknownProperty' : v.keyword === 'type' ? 'wrongType' : 'invalidValue',
-      ...(v.keyword === 'type' ? { params: { expected: v.params.type } } : {}),
-    }));
-    throw createError('INVALID_PAYLOAD', { type: 'explain request', action: 'actionCreate' }, violations);
+    throw createError('INVALID_EXPLAIN_REQUEST', {}, (over ? [over] : violationsOf(validateExplain.errors)).map((v) => ({ path: v.path, key: explainMessage(v.keyword, v.params) })));
   }
-  const identity = body as Pick<ExternalIdentity, 'loginId' | 'groups' | 'tenantId'>;
+  const identity = body as Pick<ExternalIdentity, 'loginId' | 'groups' | 'tenantId' | 'familyName' | 'givenName'>;
   const db = { name: call.db, defaultTenant: tenant.id };
   // The tenant is given, as service-tenant gives it at sign-in.
   const login = (await deps.directory.findLoginTenant(db, identity.loginId, tenant.label))!;
   const decision = await decideAccess(login, identity, () => deps.rules.rulesOf(call.db, tenant.id), deps.rulesEnabled);
-  const denied = { rule: null, action: 'DENY', accessLevel: null, user: null };
+  const denied = { rule: null, action: 'DENY', accessLevel: null, user: null, matched: null };
   switch (decision.kind) {
     case 'user':
-      return { rule: null, action: null, accessLevel: login.systemAdmin ? 'ADMINISTRATOR' : decision.user.accessLevel, user: decision.user.id, reason: 'user' };
+      return { rule: null, action: null, accessLevel: login.systemAdmin ? 'ADMINISTRATOR' : decision.user.accessLevel, user: decision.user.id, reason: 'user', matched: null };
     case 'systemAdministrator':
-      return { rule: null, action: null, accessLevel: 'ADMINISTRATOR', user: null, reason: 'systemAdministrator' };
+      return { rule: null, action: null, accessLevel: 'ADMINISTRATOR', user: null, reason: 'systemAdministrator', matched: null };
     case 'rule': {
-      const { rule, index } = decision;
-      return { rule: index, action: rule.action, accessLevel: rule.action === 'DENY' ? null : rule.accessLevel, user: null, reason: 'rule' };
+      const { rule, index, matched } = decision;
+      return { rule: index, action: rule.action, accessLevel: rule.action === 'DENY' ? null : rule.accessLevel, user: null, reason: 'rule', matched };
     }
     default:
       return { ...denied, reason: decision.kind };

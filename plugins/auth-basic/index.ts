@@ -1,7 +1,10 @@
 /**
  * Login ID and password (specification, authentication method 1): basic
  * authentication against passwords kept by the service, argon2id-hashed and
- * peppered. System administrators' passwords are kept service-wide.
+ * peppered. System administrators' passwords are kept service-wide. Failed
+ * sign-ins are throttled per client address and login ID, and per address
+ * (runtime/auth/throttle.ts), so that an attacker's guesses never lock out
+ * the person signing in from elsewhere.
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -12,7 +15,7 @@ import { schemaOf } from '../../runtime/storage/migrations.ts';
 import { CredentialCache } from './cache.ts';
 import { parsePepperStore } from './pepper.ts';
 import { PasswordHasher, type StoredPassword } from './passwords.ts';
-import { LoginThrottle } from './throttle.ts';
+import { clientAddress, SignInThrottle, type Attempt } from '../../runtime/auth/throttle.ts';
 import { enabledMethods } from '../../runtime/auth/methods.ts';
 import { registerMessages } from '../../runtime/messages.ts';
 
@@ -56,7 +59,7 @@ export interface BasicDriverOptions {
   cache: CredentialCache<true>;
   /** Remembers whole sign-ins (credentials to principal) briefly, so a warm request costs no query; cleared on user and tenant changes. */
   signIns: CredentialCache<Principal>;
-  throttle: LoginThrottle;
+  throttle: SignInThrottle;
   log: { warn: (o: object, m: string) => void };
 }
 
@@ -105,32 +108,32 @@ export class BasicDriver implements AuthDriver {
     if (parsed === null) return null;
     if (parsed === 'malformed') throw this.rejection();
     const { loginId, password } = parsed;
-    // Keyed by a digest: the throttle remembers many login IDs, and an attacker chooses their length.
-    const throttleKey = createHash('sha256').update(loginId, 'utf8').digest('base64');
-    const gate = this.o.throttle.check(throttleKey);
+    // The login ID by a digest: the throttle remembers many, and an attacker chooses their length.
+    const attempt: Attempt = { address: clientAddress(ctx), loginKey: createHash('sha256').update(loginId, 'utf8').digest('base64') };
+    const gate = this.o.throttle.check(attempt);
     if (!gate.allowed) throw createError('TOO_MANY_ATTEMPTS', {}, [], { 'Retry-After': String(gate.retryAfterSeconds) });
     const scope = `${db?.name ?? ''}\u0000${requestedTenant ?? ''}`;
     const known = this.o.signIns.peek(scope, loginId, password);
     if (known) {
-      this.o.throttle.succeed(throttleKey);
+      this.o.throttle.succeed(attempt);
       // Half its life gone: signed in again in the background, so that a steady client never waits for the
       // hash (every request with these credentials would otherwise wait for it once per cache lifetime).
       // What that sign-in finds is what a request after expiry would find: a wrong password drops the entry.
       if (known.renew) {
-        this.sharedSignIn(db, loginId, password, requestedTenant, throttleKey, scope)
+        this.sharedSignIn(db, loginId, password, requestedTenant, attempt, scope)
           .catch(() => this.o.signIns.forget(scope, loginId));
       }
       return { kind: 'principal', principal: known.value };
     }
-    return { kind: 'principal', principal: await this.sharedSignIn(db, loginId, password, requestedTenant, throttleKey, scope) };
+    return { kind: 'principal', principal: await this.sharedSignIn(db, loginId, password, requestedTenant, attempt, scope) };
   }
 
   /** Concurrent requests with the same credentials share one check instead of each hashing. */
-  private sharedSignIn(db: AuthRequest['db'], loginId: string, password: string, requestedTenant: string | undefined, throttleKey: string, scope: string): Promise<Principal> {
+  private sharedSignIn(db: AuthRequest['db'], loginId: string, password: string, requestedTenant: string | undefined, attempt: Attempt, scope: string): Promise<Principal> {
     const key = this.o.signIns.keyOf(scope, loginId, password);
     let signIn = this.pending.get(key);
     if (!signIn) {
-      signIn = this.signIn(db, loginId, password, requestedTenant, throttleKey, scope).finally(() => this.pending.delete(key));
+      signIn = this.signIn(db, loginId, password, requestedTenant, attempt, scope).finally(() => this.pending.delete(key));
       this.pending.set(key, signIn);
     }
     return signIn;
@@ -142,15 +145,15 @@ export class BasicDriver implements AuthDriver {
     this.o.signIns.clear();
   }
 
-  private async signIn(db: AuthRequest['db'], loginId: string, password: string, requestedTenant: string | undefined, throttleKey: string, scope: string): Promise<Principal> {
+  private async signIn(db: AuthRequest['db'], loginId: string, password: string, requestedTenant: string | undefined, attempt: Attempt, scope: string): Promise<Principal> {
     const generation = this.generation;
     const account = await this.account(db, loginId, requestedTenant);
     const verified = account ? await this.matches(account, loginId, password) : await this.spendVerification(password);
     if (!account || !verified) {
-      this.o.throttle.fail(throttleKey);
+      this.o.throttle.fail(attempt);
       throw this.rejection();
     }
-    this.o.throttle.succeed(throttleKey);
+    this.o.throttle.succeed(attempt);
     const principal = await account.principal();
     // A change while this sign-in ran may have made what it read stale.
     if (generation === this.generation) this.o.signIns.remember(scope, loginId, password, principal);
@@ -159,8 +162,9 @@ export class BasicDriver implements AuthDriver {
 
   /**
    * One answer for every credential that cannot be verified (unknown login
-   * ID or tenant, no user there, no password, wrong password), so that it
-   * tells an attacker nothing.
+   * ID, no user, no password, wrong password), so that it tells an attacker
+   * nothing. A verified caller refused the tenant named in service-tenant
+   * gets 403, whether that tenant exists or not.
    */
   private rejection() {
     return createError('UNAUTHENTICATED', {}, [], { 'WWW-Authenticate': this.challenge() });
@@ -204,12 +208,20 @@ export class BasicDriver implements AuthDriver {
     }
     if (!db) return null;
     const login = await directory.findLoginTenant(db, loginId, requestedTenant);
-    const user = login?.user;
-    if (!login || !user) return null;
-    const stored = await passwords.ofUser(db.name, user.id);
-    if (!stored) return null;
-    const principal = directory.principalOf(login, loginId, this.name)!;
-    return { stored, save: (s) => passwords.setUser(db.name, user.id, s), principal: async () => principal };
+    if (login?.user) {
+      const principal = directory.principalOf(login, loginId, this.name)!;
+      return this.userAccount(db.name, login.user.id, async () => principal);
+    }
+    if (requestedTenant === undefined) return null;
+    // service-tenant names a tenant that does not exist or holds no user of the login ID: the password is the one of the
+    // user the login ID signs in as without the header, and once it is verified the answer is 403, the same for both.
+    const home = await directory.findLoginTenant(db, loginId, undefined);
+    return home?.user ? this.userAccount(db.name, home.user.id, async () => { throw createError('FORBIDDEN'); }) : null;
+  }
+
+  private async userAccount(db: string, userId: string, principal: () => Promise<Principal>): Promise<Account | null> {
+    const stored = await this.o.passwords.ofUser(db, userId);
+    return stored ? { stored, save: (s) => this.o.passwords.setUser(db, userId, s), principal } : null;
   }
 
   private async adminPrincipal(db: AuthRequest['db'], loginId: string, requestedTenant?: string): Promise<Principal> {
@@ -239,7 +251,7 @@ export const manifest: PluginManifest = {
     type: 'object',
     properties: {
       SERVICE_PEPPER_STORE: { type: 'string' },
-      SERVICE_AUTH_CACHE_TTL: { type: 'string', pattern: '^[0-9]+$' },
+      SERVICE_AUTH_CACHE_TTL: { type: 'string', pattern: '^[0-9]+$', description: 'a whole number of milliseconds' },
     },
   },
   async register(host: PluginHost) {
@@ -249,7 +261,7 @@ export const manifest: PluginManifest = {
     const ttlMs = Number(env.SERVICE_AUTH_CACHE_TTL ?? 10_000);
     const cache = new CredentialCache<true>({ ttlMs });
     const signIns = new CredentialCache<Principal>({ ttlMs });
-    const throttle = new LoginThrottle();
+    const throttle = new SignInThrottle();
     const driver = new BasicDriver({ hasher, passwords, directory: host.directory, cache, signIns, throttle, log: host.log });
     // Login ID and password is chosen only when no other method is on (general rule 6); another method keeps no passwords.
     const managed = enabledMethods(env).basic;
@@ -262,7 +274,7 @@ export const manifest: PluginManifest = {
     // A changed password is a new hash, which no remembered check matches: nothing to forget here.
     host.addSecretHandler('User.password', async ({ trx, db, object, value }) => {
       if (!managed) return [{ path: 'password', key: 'passwordsNotManaged' }];
-      if (typeof value !== 'string') return [{ path: 'password', key: 'wrongType', params: { expected: 'string' } }];
+      if (typeof value !== 'string') return [{ path: 'password', key: 'mustBeText' }];
       if (value.length < MIN_PASSWORD_LENGTH) return [{ path: 'password', key: 'tooShort', params: { limit: MIN_PASSWORD_LENGTH } }];
       if (value.length > 1024) return [{ path: 'password', key: 'tooLong', params: { limit: 1024 } }];
       await new PasswordStore(trx).setUser(db, object.id, await hasher.hash(value));

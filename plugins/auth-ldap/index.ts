@@ -10,12 +10,14 @@
  * sending credentials with every call does not cost the directory a search
  * and a bind each time. A password changed or an account locked in the
  * directory takes effect for the service at the latest after that time.
+ * Failed sign-ins are throttled by the rule password sign-in has (per client
+ * address and login ID, and per address: runtime/auth/throttle.ts).
  */
 import { createHash } from 'node:crypto';
 import { CredentialCache } from '../auth-basic/cache.ts';
 import { parseBasic } from '../auth-basic/index.ts';
-import { LoginThrottle } from '../auth-basic/throttle.ts';
 import { enabledMethods } from '../../runtime/auth/methods.ts';
+import { clientAddress, SignInThrottle, type Attempt } from '../../runtime/auth/throttle.ts';
 import type { AuthDriver, AuthRequest, AuthResult, ExternalIdentity } from '../../runtime/auth/types.ts';
 import { createError } from '../../runtime/errors.ts';
 import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
@@ -42,7 +44,8 @@ export interface DirectoryDriverOptions {
   directory: PersonDirectory;
   /** Remembers verified sign-ins: credentials to the identity the directory gave. */
   signIns: CredentialCache<ExternalIdentity>;
-  throttle: LoginThrottle;
+  /** The same rule as password sign-in's: per address and login ID, and per address. */
+  throttle: SignInThrottle;
 }
 
 export class DirectoryDriver implements AuthDriver {
@@ -60,20 +63,20 @@ export class DirectoryDriver implements AuthDriver {
     if (parsed === null) return null;
     if (parsed === 'malformed') throw this.rejection();
     const { loginId, password } = parsed;
-    const throttleKey = throttleKeyOf(loginId);
-    const gate = this.o.throttle.check(throttleKey);
+    const attempt: Attempt = { address: clientAddress(ctx), loginKey: throttleKeyOf(loginId) };
+    const gate = this.o.throttle.check(attempt);
     if (!gate.allowed) throw createError('TOO_MANY_ATTEMPTS', {}, [], { 'Retry-After': String(gate.retryAfterSeconds) });
     // An empty password would be an unauthenticated bind, which every directory "accepts": refused before any bind.
     if (!password || password.length > MAX_PASSWORD_LENGTH || loginId.length > MAX_LOGIN_ID_LENGTH) {
-      this.o.throttle.fail(throttleKey);
+      this.o.throttle.fail(attempt);
       throw this.rejection();
     }
     const identity = this.o.signIns.get('', loginId, password) ?? (await this.verify(loginId, password));
     if (!identity) {
-      this.o.throttle.fail(throttleKey);
+      this.o.throttle.fail(attempt);
       throw this.rejection();
     }
-    this.o.throttle.succeed(throttleKey);
+    this.o.throttle.succeed(attempt);
     // A copy: the remembered identity must not change with what the core does to this one.
     return { kind: 'external', identity: { ...identity, ...(identity.groups ? { groups: [...identity.groups] } : {}) } };
   }
@@ -109,6 +112,7 @@ export class DirectoryDriver implements AuthDriver {
 }
 
 const setting = { type: 'string' };
+const milliseconds = { type: 'string', pattern: '^[0-9]+$', description: 'a whole number of milliseconds' };
 
 export const manifest: PluginManifest = {
   name: 'auth-ldap',
@@ -127,9 +131,9 @@ export const manifest: PluginManifest = {
       SERVICE_JNDI_FAMILY_NAME: setting,
       SERVICE_JNDI_GIVEN_NAME: setting,
       SERVICE_JNDI_TENANT_NAME: setting,
-      SERVICE_JNDI_CONNECT_TIMEOUT: { type: 'string', pattern: '^[0-9]+$' },
-      SERVICE_JNDI_READ_TIMEOUT: { type: 'string', pattern: '^[0-9]+$' },
-      SERVICE_AUTH_CACHE_TTL: { type: 'string', pattern: '^[0-9]+$' },
+      SERVICE_JNDI_CONNECT_TIMEOUT: milliseconds,
+      SERVICE_JNDI_READ_TIMEOUT: milliseconds,
+      SERVICE_AUTH_CACHE_TTL: milliseconds,
     },
   },
   enabled: (env) => enabledMethods(env).directory,
@@ -140,7 +144,7 @@ export const manifest: PluginManifest = {
     const driver = new DirectoryDriver({
       directory,
       signIns: new CredentialCache<ExternalIdentity>({ ttlMs: Number(env.SERVICE_AUTH_CACHE_TTL || 10_000) }),
-      throttle: new LoginThrottle(),
+      throttle: new SignInThrottle(),
     });
     host.addAuthDriver(driver, 30);
     // Not awaited: a directory that is down at start makes sign-ins answer 503, it does not keep the service from starting.

@@ -33,11 +33,11 @@ const CLAIM_SETTINGS = [
 export const configSchema = {
   type: 'object',
   properties: {
-    ...Object.fromEntries(CLAIM_SETTINGS.map((name) => [name, { type: 'string', pattern: CLAIM_NAME }])),
-    SERVICE_OIDC_CLIENT_ID: { type: 'string', pattern: '^\\S{1,500}$' },
-    SERVICE_OIDC_PROVIDER_URL: { type: 'string', pattern: '^https?://\\S+$' },
+    ...Object.fromEntries(CLAIM_SETTINGS.map((name) => [name, { type: 'string', pattern: CLAIM_NAME, description: 'a claim name of at most 200 characters, without spaces' }])),
+    SERVICE_OIDC_CLIENT_ID: { type: 'string', pattern: '^\\S{1,500}$', description: 'a client ID of at most 500 characters, without spaces' },
+    SERVICE_OIDC_PROVIDER_URL: { type: 'string', pattern: '^https?://\\S+$', description: 'an http:// or https:// URL' },
     SERVICE_OIDC_PROVIDER_NAME: { type: 'string' },
-    SERVICE_AUTH_CACHE_TTL: { type: 'string', pattern: '^[0-9]{1,9}$' },
+    SERVICE_AUTH_CACHE_TTL: { type: 'string', pattern: '^[0-9]{1,9}$', description: 'a whole number of milliseconds, at most 999999999' },
   },
   // The order is the order of the error message: the first missing one is named.
   required: ['SERVICE_OIDC_CLIENT_ID', 'SERVICE_OIDC_PROVIDER_URL', 'SERVICE_OIDC_JWT_USER_ID'],

@@ -80,6 +80,8 @@ export class PreAuthDriver implements AuthDriver {
       for (const [key, value] of Object.entries(fields)) if (value !== undefined) identity[key as keyof typeof fields] = value;
       const jwt = singleRaw(ctx, headers.jwt);
       if (jwt) this.complete(identity, jwt);
+      // Subjects are pinned (SERVICE_OIDC_JWT_SUB_ID), and this request names none: whoever has one pinned is refused.
+      if (this.settings.claims.subjectId && identity.subjectId === undefined) identity.subjectId = null;
       return identity;
     } catch (err) {
       if (err instanceof HeaderValueError) {

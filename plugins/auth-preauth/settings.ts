@@ -24,10 +24,10 @@ const CLAIM_SETTINGS = [
 export const configSchema = {
   type: 'object',
   properties: {
-    ...Object.fromEntries(HEADER_SETTINGS.map((name) => [name, { type: 'string', pattern: HEADER_NAME }])),
-    ...Object.fromEntries(CLAIM_SETTINGS.map((name) => [name, { type: 'string', pattern: CLAIM_NAME }])),
-    SERVICE_API_KEY_TOKEN: { type: 'string', pattern: HEADER_TOKEN },
-    SERVICE_OIDC_CLIENT_ID: { type: 'string', pattern: CLAIM_NAME },
+    ...Object.fromEntries(HEADER_SETTINGS.map((name) => [name, { type: 'string', pattern: HEADER_NAME, description: 'an HTTP header name (letters, digits, hyphens and the other characters of an RFC 9110 token; no spaces)' }])),
+    ...Object.fromEntries(CLAIM_SETTINGS.map((name) => [name, { type: 'string', pattern: CLAIM_NAME, description: 'a claim name without spaces' }])),
+    SERVICE_API_KEY_TOKEN: { type: 'string', pattern: HEADER_TOKEN, description: 'visible ASCII characters, with spaces only between them' },
+    SERVICE_OIDC_CLIENT_ID: { type: 'string', pattern: CLAIM_NAME, description: 'a client ID without spaces' },
   },
   // Without the login-ID header the method cannot sign anyone in; the first alternative names the current setting.
   anyOf: [{ required: ['SERVICE_REMOTE_USER_ID'] }, { required: ['SERVICE_REMOTE_USER'] }],

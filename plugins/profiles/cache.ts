@@ -32,6 +32,11 @@ export class AnnotationCache {
     return `${db}\u0000${tenant}`;
   }
 
+  /** Tenants of the database changed (one was deleted): nothing of theirs is kept for tenants that are gone. */
+  forget(db: string): void {
+    for (const key of this.entries.keys()) if (key.startsWith(`${db}\u0000`)) this.entries.delete(key);
+  }
+
   /** What this instance knows, without asking the database. */
   known(db: string, tenant: string): CompiledAnnotations | undefined {
     return this.entries.get(this.keyOf(db, tenant))?.annotations;

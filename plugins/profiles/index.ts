@@ -31,7 +31,7 @@ export const manifest: PluginManifest = {
   configSchema: {
     type: 'object',
     properties: {
-      SERVICE_PROFILE_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,9}$' },
+      SERVICE_PROFILE_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,9}$', description: 'a whole number of bytes from 1 to 9999999999' },
     },
   },
   async register(host: PluginHost) {
@@ -42,6 +42,9 @@ export const manifest: PluginManifest = {
     const checker = new CustomPropertiesChecker(cache, host.log);
     host.addDatabaseMigrations('profiles', MIGRATIONS);
     host.addRestExtension(checker.observe);
+    host.onChange((db, types) => {
+      if (types.includes('Tenant')) cache.forget(db);
+    });
     host.setCustomPropertiesCheck(checker.check);
     const reader = new ProfileReader(host.config.generatedDir);
     host.onClose(() => reader.close());

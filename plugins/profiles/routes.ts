@@ -42,7 +42,7 @@ export function profileRoutes(api: Router, o: ProfileRoutesOptions) {
     const name = ctx.params.name;
     if (lookup(o.standard, name)) throw createError('FORBIDDEN', {}, [{ path: 'name', key: 'profileStandardReadOnly', params: { name } }]);
     const profile = lookup(TENANT_PROFILES, name);
-    if (!profile) throw createError('OBJECT_NOT_FOUND', { type: 'profile', key: name }, [{ path: 'name', key: 'profileNotFound', params: { name } }]);
+    if (!profile) throw createError('PROFILE_NOT_FOUND', { name }, [{ path: 'name', key: 'profileUnknown', params: { name } }]);
     const file = await readSingleFile(ctx as unknown as Context, o.limit, 'ADMINISTRATOR');
     const read = await o.reader.read(profile.kind, file.bytes);
     if (!read.ok) throw createError('BAD_REQUEST', {}, read.violations);
@@ -62,7 +62,7 @@ export function profileRoutes(api: Router, o: ProfileRoutesOptions) {
     const name = ctx.params.name;
     const standard = lookup(o.standard, name);
     const profile = lookup(TENANT_PROFILES, name);
-    if (!standard && !profile) throw createError('OBJECT_NOT_FOUND', { type: 'profile', key: name }, [{ path: 'name', key: 'profileNotFound', params: { name } }]);
+    if (!standard && !profile) throw createError('PROFILE_NOT_FOUND', { name }, [{ path: 'name', key: 'profileUnknown', params: { name } }]);
     const stored = standard ? null : await new ProfileStore(o.knex, db).read(tenant, name);
     const { filename, bytes } = standard ?? stored ?? { filename: profile!.filename, bytes: profile!.initial };
     ctx.status = 200;

@@ -19,6 +19,7 @@ import { checkStatement, StatementRefused } from './sandbox.ts';
 import { QueryFailure, type QueryEngine, type QuerySpec } from './runner.ts';
 import type { Format } from './formats.ts';
 import type { InteractiveGate } from '../../runtime/interactive.ts';
+import type { TenantSlots } from './tenant-slots.ts';
 
 export const JOB_MIGRATIONS = [
   `create table $S.query_jobs (
@@ -55,9 +56,14 @@ export const JOB_MIGRATIONS = [
      updated_at timestamptz not null default now(),
      updated_by text
    );`,
+  // A deleted tenant's jobs go with it (not checked for the rows before: until now no tenant could be deleted).
+  `create index query_jobs_tenant on $S.query_jobs (tenant);
+   alter table $S.query_jobs add constraint query_jobs_tenant_fkey foreign key (tenant) references $S.objects(id) on delete cascade not valid;`,
 ];
 
 const CHUNK_BYTES = 1024 * 1024;
+/** How often a running job's progress is written to its row. */
+const PROGRESS_MS = 1000;
 /** A heartbeat older than this many intervals means the instance is gone. */
 const STALE_INTERVALS = 3;
 
@@ -73,10 +79,21 @@ export interface JobViewer {
   systemAdmin: boolean;
 }
 
+export interface JobProgress {
+  /** Rows of the result read so far (all of them once completed). */
+  rows: number;
+  /** Bytes of the result stored so far. */
+  bytes: number;
+  /** Milliseconds since the statement started, until it finished. */
+  elapsedMs: number;
+}
+
 export interface JobRow {
   id: string;
   status: 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
   format: Format;
+  /** Absent while queued and after a failure. */
+  progress?: JobProgress;
   messages: { level: string; message: string }[];
   logs: { level: string; message: string }[];
 }
@@ -99,9 +116,13 @@ export interface JobOptions {
   heartbeatMs: number;
   retentionMs: number;
   concurrency: number;
+  /** Statements and jobs each tenant may run at once: a job waits for a slot of its tenant. */
+  slots: TenantSlots;
   /** Downloads of results give way to interactive requests as exports do (runtime/interactive.ts). */
   interactive?: InteractiveGate;
   bulkRate?: number;
+  /** Told when a job of this instance ended (plugins/query/metrics.ts). */
+  finished?(status: 'COMPLETED' | 'FAILED'): void;
 }
 
 /**
@@ -126,7 +147,14 @@ export class JobManager {
   private closed = false;
   private readonly timers: NodeJS.Timeout[] = [];
 
-  constructor(private readonly options: JobOptions) {}
+  constructor(private readonly options: JobOptions) {
+    options.slots.onRelease(() => this.next());
+  }
+
+  /** Jobs this instance has queued and runs now. */
+  get counts() {
+    return { queued: this.queue.length, running: this.running };
+  }
 
   /** Starts the heartbeat and the sweeper (stale jobs failed, expired ones removed). */
   start() {
@@ -162,15 +190,23 @@ export class JobManager {
     return id;
   }
 
+  /** Starts queued jobs while there is room, in order, passing over those whose tenant has no slot free. */
   private next() {
-    while (!this.closed && this.running < this.options.concurrency && this.queue.length) {
-      const { id, request } = this.queue.shift()!;
+    for (let i = 0; !this.closed && this.running < this.options.concurrency && i < this.queue.length;) {
+      const { id, request } = this.queue[i];
+      const release = this.options.slots.take(request.db, request.owner.tenant);
+      if (!release) {
+        i++;
+        continue;
+      }
+      this.queue.splice(i, 1);
       this.running++;
       const done = this.execute(id, request)
         .catch((err) => this.options.log.error({ err: String(err), job: id }, 'query job failed unexpectedly'))
         .finally(() => {
           this.running--;
           this.active.delete(id);
+          release();
           this.next();
         });
       const entry = this.active.get(id);
@@ -191,10 +227,13 @@ export class JobManager {
     if (!started.rows.length) return;
     let rows = 0;
     let bytes = 0;
+    const progress = new ProgressWriter((r, b) => knex.raw(
+      `update ${this.table(db)} set row_count = ?, byte_count = ? where id = ? and status = 'RUNNING'`, [r, b, id],
+    ).then(() => undefined));
     try {
       const statement = await checkStatement(request.sql, request.views);
       const signal = this.active.get(id)?.stop.signal;
-      const result = await this.options.engine.run({ ...spec, db, statement }, { signal });
+      const result = await this.options.engine.run({ ...spec, db, statement }, { signal, onRows: (n) => progress.report(n, 0) });
       const stop = () => result.stream.destroy(new QueryFailure(translate(language, 'jobInstanceStopped')));
       if (signal?.aborted) stop();
       else signal?.addEventListener('abort', stop, { once: true });
@@ -207,6 +246,7 @@ export class JobManager {
         bytes += size;
         pending = [];
         size = 0;
+        progress.report(result.rows(), bytes);
       };
       for await (const chunk of result.stream) {
         for (let at = 0; at < (chunk as Buffer).length;) {
@@ -219,10 +259,12 @@ export class JobManager {
       }
       await flush();
       rows = result.rows();
+      await progress.done();
       await this.finish(db, id, 'COMPLETED',
         [{ level: 'INFO', message: translate(language, 'jobCompleted', { rows }) }],
         [{ level: 'INFO', message: translate(language, 'jobCompletedLog', { rows, bytes }) }], rows, bytes);
     } catch (err) {
+      await progress.done();
       const stopped = this.active.get(id)?.stop.signal.aborted;
       const cause = stopped ? translate(language, 'jobInstanceStopped') : describeFailure(err, language, spec.timeoutMs);
       if (cause === undefined) this.options.log.error({ err: String(err), job: id }, 'query job failed');
@@ -235,12 +277,13 @@ export class JobManager {
   /** Ends a job that is still `from` (another instance may have failed it as stale meanwhile). */
   private async finish(db: string, id: string, status: 'COMPLETED' | 'FAILED', messages: Entry[], logs: Entry[],
     rows: number | null, bytes: number | null, from: 'RUNNING' | 'QUEUED' = 'RUNNING') {
-    await this.options.knex.raw(
+    const ended = await this.options.knex.raw(
       `update ${this.table(db)} set status = ?, finished_at = now(), expires_at = now() + ? * interval '1 millisecond',
          messages = ?::jsonb, logs = logs || ?::jsonb, row_count = ?, byte_count = ?
        where id = ? and status = ?`,
       [status, this.options.retentionMs, JSON.stringify(messages), JSON.stringify(logs), rows, bytes, id, from],
     );
+    if (ended.rowCount) this.options.finished?.(status);
   }
 
   private async heartbeat() {
@@ -300,7 +343,8 @@ export class JobManager {
   async find(db: string, id: string, viewer: JobViewer): Promise<JobRow | null> {
     if (!UUID.test(id)) return null;
     const read = () => this.options.knex.raw(
-      `select id, status, format, messages, logs, tenant, all_tenants,
+      `select id, status, format, messages, logs, tenant, all_tenants, row_count, byte_count,
+              (extract(epoch from coalesce(finished_at, now()) - started_at) * 1000)::bigint as elapsed_ms,
               status in ('QUEUED', 'RUNNING') and heartbeat_at < now() - ? * heartbeat_ms * interval '1 millisecond' as stale
        from ${this.table(db)} where id = ? and (expires_at is null or expires_at > now())`, [STALE_INTERVALS, id],
     );
@@ -312,7 +356,10 @@ export class JobManager {
     }
     if (!row) return null;
     if (!viewer.systemAdmin && (row.all_tenants || row.tenant !== viewer.tenant)) return null;
-    return { id: row.id, status: row.status, format: row.format, messages: row.messages, logs: row.logs };
+    const progress = row.status === 'RUNNING' || row.status === 'COMPLETED'
+      ? { rows: Number(row.row_count ?? 0), bytes: Number(row.byte_count ?? 0), elapsedMs: Number(row.elapsed_ms ?? 0) }
+      : undefined;
+    return { id: row.id, status: row.status, format: row.format, messages: row.messages, logs: row.logs, ...(progress ? { progress } : {}) };
   }
 
   /** The stored result, a chunk at a time. */
@@ -345,6 +392,32 @@ export class JobManager {
     }
     for (const entry of this.active.values()) entry.stop.abort();
     await Promise.all([...this.active.values()].map((e) => e.done));
+  }
+}
+
+/**
+ * Keeps a running job's rows and bytes so far in its row, so that whichever
+ * instance is asked shows them: written at most every PROGRESS_MS, one
+ * write at a time, and never after the job has finished.
+ */
+class ProgressWriter {
+  private last = 0;
+  private writing: Promise<void> = Promise.resolve();
+  private ended = false;
+
+  constructor(private readonly write: (rows: number, bytes: number) => Promise<void>) {}
+
+  report(rows: number, bytes: number): void {
+    const now = Date.now();
+    if (this.ended || now - this.last < PROGRESS_MS) return;
+    this.last = now;
+    this.writing = this.writing.then(() => (this.ended ? undefined : this.write(rows, bytes))).catch(() => undefined);
+  }
+
+  /** No more writes; resolves once the last one is done, so that the final figures are written after it. */
+  async done(): Promise<void> {
+    this.ended = true;
+    await this.writing;
   }
 }
 

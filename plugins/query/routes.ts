@@ -4,7 +4,7 @@
  *
  *   PUT  queries/download       the result, synchronously
  *   POST queries/download       starts a job: {id}
- *   GET  jobs/<id>/statistics   202 while queued or running, then 200
+ *   GET  jobs/<id>/statistics   202 while queued or running, then 200; `progress` (rows, bytes, elapsedMs) while running and once completed
  *   GET  jobs/<id>/logs         {totalCount, data}
  *   GET  jobs/<id>/download     the job's result; 409 before completion or after failure
  *   GET  queries/settings       the database's statement timeout (administrators)
@@ -27,6 +27,8 @@ import { checkStatement } from './sandbox.ts';
 import type { QueryEngine, QuerySpec } from './runner.ts';
 import { FORMATS, resultHeaders, type Format } from './formats.ts';
 import { describeFailure, type JobManager } from './jobs.ts';
+import type { QueryFigures } from './metrics.ts';
+import type { TenantSlots } from './tenant-slots.ts';
 
 /** PostgreSQL keeps statement_timeout as a 32-bit count of milliseconds. */
 export const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -35,9 +37,14 @@ export interface RouteDeps {
   host: PluginHost;
   engine: QueryEngine;
   jobs: JobManager;
+  figures: QueryFigures;
   views: ReadonlySet<string>;
   /** SERVICE_STATEMENT_TIMEOUT. */
   serverTimeoutMs: number;
+  /** SERVICE_STATEMENT_TIMEOUT_MAX: no run lasts longer, whatever the user, the database or the request says; 0: no ceiling. */
+  ceilingMs: number;
+  /** Statements and jobs each tenant may run at once. */
+  slots: TenantSlots;
 }
 
 const isAdministrator = (p: Principal) => p.systemAdmin || p.accessLevel === 'ADMINISTRATOR';
@@ -82,7 +89,7 @@ function versionOf(ctx: Context): number | null {
   const [name, text] = param !== undefined && param !== '' ? ['version', param] : ['Accept-Version', ctx.get('Accept-Version')];
   if (!text) return null;
   const ms = epochMillis(text);
-  if (ms === undefined) throw invalidParameter(name, 'invalidFormat', { format: 'epoch milliseconds' });
+  if (ms === undefined) throw invalidParameter(name, 'mustBeEpochMilliseconds');
   return ms;
 }
 
@@ -90,13 +97,13 @@ function versionOf(ctx: Context): number | null {
 function sqlOf(ctx: Context): string {
   const body = ctx.request.body as unknown;
   const invalid = (path: string, key: string, params: Record<string, unknown> = {}) =>
-    createError('INVALID_PAYLOAD', { type: 'query', action: 'actionRun' }, [{ path, key, params }]);
+    createError('INVALID_QUERY', {}, [{ path, key, params }]);
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw invalid('sql', 'mandatory');
   const extra = Object.keys(body).find((k) => k !== 'sql');
   if (extra) throw invalid(extra, 'unknownProperty');
   const { sql } = body as { sql?: unknown };
   if (sql === undefined || sql === null) throw invalid('sql', 'mandatory');
-  if (typeof sql !== 'string') throw invalid('sql', 'wrongType', { expected: 'string' });
+  if (typeof sql !== 'string') throw invalid('sql', 'mustBeText');
   return sql;
 }
 
@@ -124,13 +131,19 @@ export async function configuredTimeout(knex: Knex, db: string, principal: Princ
 export function effectiveTimeout(param: string | undefined, maximum: number, systemAdmin: boolean): number {
   if (param === undefined || param === '') return maximum;
   if (!/^\d{1,10}$/.test(param) || Number(param) > MAX_TIMEOUT_MS) {
-    throw invalidParameter('statementTimeout', 'invalidFormat', { format: `number of milliseconds from 0 to ${MAX_TIMEOUT_MS}` });
+    throw invalidParameter('statementTimeout', 'mustBeMilliseconds', { maximum: MAX_TIMEOUT_MS });
   }
   const value = Number(param);
   if (systemAdmin || maximum === 0) return value;
   if (value === 0) throw invalidParameter('statementTimeout', 'statementTimeoutNone');
   if (value > maximum) throw invalidParameter('statementTimeout', 'statementTimeoutAboveMaximum', { maximum });
   return value;
+}
+
+/** The hard ceiling applies to every run, one without a timeout (0) included. */
+export function underCeiling(timeoutMs: number, ceilingMs: number): number {
+  if (!ceilingMs) return timeoutMs;
+  return timeoutMs === 0 ? ceilingMs : Math.min(timeoutMs, ceilingMs);
 }
 
 /** A failed statement: 400 with just the message, as the specification shows. */
@@ -153,7 +166,7 @@ export function registerRoutes(deps: RouteDeps) {
     const language = resultLanguage(ctx, host.config.language);
     const version = versionOf(ctx);
     const maximum = await configuredTimeout(host.knex, db.name, principal, deps.serverTimeoutMs);
-    const timeoutMs = effectiveTimeout(single(ctx, 'statementTimeout'), maximum, principal.systemAdmin);
+    const timeoutMs = underCeiling(effectiveTimeout(single(ctx, 'statementTimeout'), maximum, principal.systemAdmin), deps.ceilingMs);
     // System administrators read every tenant of the database; everyone else the login tenant.
     const tenant = principal.systemAdmin ? null : principal.tenant!;
     const spec: Omit<QuerySpec, 'statement' | 'db'> = { format, tenant, version, language, timeoutMs };
@@ -166,17 +179,23 @@ export function registerRoutes(deps: RouteDeps) {
     const left = new AbortController();
     const leave = () => left.abort();
     ctx.res.once('close', leave);
+    let release: (() => void) | null = null;
     try {
-      const { db, sql, spec } = await prepare(ctx);
+      const { principal, db, sql, spec } = await prepare(ctx);
       if (ctx.req.socket.destroyed) leave();
       try {
         const statement = await checkStatement(sql, views);
+        release = deps.slots.take(db.name, principal.tenant!);
+        if (!release) throw createError('TOO_MANY_QUERIES', { limit: deps.slots.limit }, [], { 'Retry-After': '5' });
         // From here on this request is an export: it gives way to requests someone waits for, and holds none back.
         host.bulk(ctx);
         const result = await engine.run({ ...spec, db: db.name, statement }, { signal: left.signal });
         ctx.status = 200;
         ctx.set(resultHeaders(spec.format));
-        ctx.body = result.stream;
+        ctx.body = deps.figures.counted(result.stream, spec.format, 'export');
+        // The slot is the tenant's until the result has been read or abandoned.
+        result.stream.once('close', release);
+        release = null;
       } catch (err) {
         // Nobody is left to answer.
         if (left.signal.aborted) return;
@@ -185,6 +204,7 @@ export function registerRoutes(deps: RouteDeps) {
         statementFailed(ctx, message);
       }
     } finally {
+      release?.();
       ctx.res.off('close', leave);
     }
   });
@@ -206,7 +226,7 @@ export function registerRoutes(deps: RouteDeps) {
     const db = ctx.state.db as DatabaseInfo;
     const id = String(ctx.params.id);
     const found = await jobs.find(db.name, id, { tenant: principal.tenant, systemAdmin: principal.systemAdmin });
-    if (!found) throw createError('OBJECT_NOT_FOUND', { type: 'job', key: id });
+    if (!found) throw createError('JOB_NOT_FOUND', { id });
     return { db, job: found };
   }
 
@@ -214,7 +234,7 @@ export function registerRoutes(deps: RouteDeps) {
     const { job: found } = await job(ctx);
     const finished = found.status === 'COMPLETED' || found.status === 'FAILED';
     ctx.status = finished ? 200 : 202;
-    ctx.body = { status: found.status, messages: found.messages };
+    ctx.body = { status: found.status, messages: found.messages, ...(found.progress ? { progress: found.progress } : {}) };
   });
 
   host.api.get('/jobs/:id/logs', async (ctx) => {
@@ -232,7 +252,7 @@ export function registerRoutes(deps: RouteDeps) {
     host.bulk(ctx);
     ctx.status = 200;
     ctx.set(resultHeaders(found.format));
-    ctx.body = jobs.result(db.name, found.id);
+    ctx.body = deps.figures.counted(jobs.result(db.name, found.id), found.format, 'job');
   });
 
   host.api.get('/queries/settings', async (ctx) => {
@@ -249,13 +269,13 @@ export function registerRoutes(deps: RouteDeps) {
     await host.jsonBody(ctx, 'ADMINISTRATOR');
     const body = ctx.request.body as unknown;
     const invalid = (path: string, key: string, params: Record<string, unknown> = {}) =>
-      createError('INVALID_PAYLOAD', { type: 'settings', action: 'actionUpdate' }, [{ path, key, params }]);
+      createError('INVALID_QUERY_SETTINGS', {}, [{ path, key, params }]);
     if (!body || typeof body !== 'object' || Array.isArray(body) || !('statementTimeout' in body)) throw invalid('statementTimeout', 'mandatory');
     const extra = Object.keys(body).find((k) => k !== 'statementTimeout');
     if (extra) throw invalid(extra, 'unknownProperty');
     const value = (body as { statementTimeout: unknown }).statementTimeout;
     if (value !== null && (!Number.isInteger(value) || (value as number) < 0 || (value as number) > MAX_TIMEOUT_MS)) {
-      throw invalid('statementTimeout', 'invalidFormat', { format: `number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, or null` });
+      throw invalid('statementTimeout', 'mustBeMillisecondsOrNull', { maximum: MAX_TIMEOUT_MS });
     }
     await host.knex.raw(
       `insert into "${schemaOf(db.name)}".query_settings (singleton, statement_timeout, updated_at, updated_by) values (true, ?, now(), ?)

@@ -21,15 +21,17 @@
  * row, XML as one row element per row, all written by PostgreSQL; the
  * service frames them.
  *
- * Embedded (PGlite): one connection shared with the whole service (and COPY
- * TO STDOUT did not stream through PGlite's node-postgres adapter). Rows are
- * fetched from a cursor declared in the transaction, a batch at a time, and
- * written to a temporary file; the connection is given back as soon as the
- * database is done, and the file is streamed to the caller, so a slow client
- * never holds the service's only connection, and a failure anywhere in the
- * statement is still a 400. PGlite ignores statement_timeout: a timer
- * interrupts the database (storage.interrupt) when a statement outlives the
- * timeout; without interrupt() the timeout is checked between batches only.
+ * Embedded (PGlite): the database is one backend, so a statement run on it
+ * would hold every other request of every tenant until it ends. Statements
+ * run on a copy of it instead, as of the moment the run asked for it, in a
+ * thread of its own (runtime/storage/snapshot-readers.ts, at most
+ * SERVICE_QUERY_POOL_SIZE copies). Rows are fetched from a cursor declared
+ * in the transaction, a batch at a time, and written to a temporary file;
+ * the copy is given back as soon as the statement is done, and the file is
+ * streamed to the caller, so a slow client holds no copy, and a failure
+ * anywhere in the statement is still a 400. PGlite ignores
+ * statement_timeout: a timer interrupts the copy when a statement outlives
+ * the timeout.
  */
 import { createReadStream } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
@@ -38,9 +40,9 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import pg from 'pg';
-import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Storage } from '../../runtime/storage/connection.ts';
+import type { SnapshotReaders } from '../../runtime/storage/snapshot-readers.ts';
 import { schemaOf } from '../../runtime/storage/migrations.ts';
 import type { Language } from '../../runtime/messages.ts';
 import { CompositionRefused, composeChecked, describeSql, resultSql, type Column } from './compose.ts';
@@ -49,9 +51,6 @@ import { RowWriter, type Format } from './formats.ts';
 import { CopyOut } from './copy-out.ts';
 import type { InteractiveGate } from '../../runtime/interactive.ts';
 import { ResultStream } from './result-stream.ts';
-
-/** The part of a storage the embedded database adds (runtime/storage/connection.ts): aborts the running statement with 57014. */
-type InterruptibleStorage = Storage & { interrupt?(): Promise<void> };
 
 export interface QuerySpec {
   db: string;
@@ -78,6 +77,8 @@ export interface RunOptions {
   via?: 'copy' | 'cursor';
   /** Aborting it stops the statement. */
   signal?: AbortSignal;
+  /** Told the rows read so far while the embedded database's rows are spooled, before the result is handed over (job progress). */
+  onRows?(rows: number): void;
 }
 
 export interface QueryResult {
@@ -114,7 +115,9 @@ export interface EngineOptions {
 
 export class QueryEngine {
   private readonly pool?: pg.Pool;
-  private readonly storage: InterruptibleStorage;
+  /** Embedded: copies of the database that statements run on, so that they hold no request of anyone else. */
+  private readonly readers?: SnapshotReaders;
+  private readonly storage: Storage;
 
   constructor(private readonly options: EngineOptions) {
     this.storage = options.storage;
@@ -122,6 +125,9 @@ export class QueryEngine {
       this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize, idleTimeoutMillis: 10_000, application_name: 'query' } as pg.PoolConfig);
       // An idle connection that the server closes must not take the process down.
       this.pool.on('error', (err) => options.log.warn({ err: String(err) }, 'query pool connection lost'));
+    } else {
+      this.readers = options.storage.openReaders?.({ size: options.poolSize });
+      if (!this.readers) throw new Error(`the ${options.storage.kind} storage cannot run query statements`);
     }
   }
 
@@ -131,9 +137,21 @@ export class QueryEngine {
 
   async close() {
     await this.pool?.end();
+    await this.readers?.close();
   }
 
-  private async connect(): Promise<Connection> {
+  /** The query pool's connections (PostgreSQL) or the embedded database's copies, for the instance's figures. */
+  poolFigures() {
+    const pool = this.pool;
+    return pool ? { used: pool.totalCount - pool.idleCount, free: pool.idleCount, pending: pool.waitingCount } : this.readers?.figures();
+  }
+
+  /** The embedded database's copies (tests look at how many were made). */
+  get snapshotReaders(): SnapshotReaders | undefined {
+    return this.readers;
+  }
+
+  private async connect(signal?: AbortSignal): Promise<Connection> {
     const extended = (client: pg.ClientBase) => (text: string, values: unknown[] = [], rowMode?: 'array') =>
       client.query({ text, values, rowMode, queryMode: 'extended' } as pg.QueryConfig);
     if (this.pool) {
@@ -151,18 +169,11 @@ export class QueryEngine {
         },
       };
     }
-    const knexClient = (this.storage.knex as Knex).client as { acquireConnection(): Promise<pg.Client>; releaseConnection(c: pg.Client): Promise<void> };
-    const client = await knexClient.acquireConnection();
+    const lease = await this.readers!.acquire(signal);
     return {
-      query: extended(client),
-      kill: () => {
-        void this.storage.interrupt?.().catch((err) => this.options.log.warn({ err: String(err) }, 'interrupting the embedded database failed'));
-      },
-      release: (broken) => {
-        // knex drops a connection marked disposed instead of handing it out again.
-        if (broken) (client as unknown as { __knex__disposed: unknown }).__knex__disposed = 'query connection abandoned';
-        void knexClient.releaseConnection(client);
-      },
+      query: extended(lease.client),
+      kill: () => lease.interrupt(),
+      release: (broken) => lease.release(broken),
     };
   }
 
@@ -173,7 +184,7 @@ export class QueryEngine {
    */
   async run(spec: QuerySpec, options: RunOptions = {}): Promise<QueryResult> {
     const via = options.via ?? (this.storage.kind === 'pglite' ? 'cursor' : 'copy');
-    const conn = await this.connect();
+    const conn = await this.connect(options.signal);
     const timer = new StatementTimer(spec.timeoutMs, this.storage.kind === 'pglite' ? () => conn.kill() : undefined);
     // Abandoned before the result is handed over (the caller left, the instance stops): stop the statement.
     const abandon = () => conn.kill();
@@ -198,7 +209,7 @@ export class QueryEngine {
       await this.begin(conn, spec);
       const columns = await timer.guard(() => this.describe(conn, spec.statement));
       // `via` is for tests on PostgreSQL: both ways must give the same bytes.
-      if (via === 'cursor' || !conn.copyOut) return await this.spooled(conn, spec, columns, timer, finish);
+      if (via === 'cursor' || !conn.copyOut) return await this.spooled(conn, spec, columns, timer, finish, options.onRows);
       return await this.streamed(conn, spec, columns, timer, finish);
     } catch (err) {
       await finish(false);
@@ -263,7 +274,8 @@ export class QueryEngine {
   }
 
   /** Embedded: rows fetched from a cursor into a temporary file; the file is the result. */
-  private async spooled(conn: Connection, spec: QuerySpec, columns: Column[], timer: StatementTimer, finish: (ok: boolean) => Promise<void>): Promise<QueryResult> {
+  private async spooled(conn: Connection, spec: QuerySpec, columns: Column[], timer: StatementTimer, finish: (ok: boolean) => Promise<void>,
+    onRows?: (rows: number) => void): Promise<QueryResult> {
     const sql = await composeChecked(spec.statement, (inner) => resultSql(spec.format, columns, 'cursor', inner));
     // Unlinked as soon as it is open: the handle is the only way to the rows, and nothing is left behind once it is
     // closed, whether the result was read, abandoned, or the process was killed.
@@ -280,6 +292,7 @@ export class QueryEngine {
         const batch = await timer.guard(() => conn.query(`fetch forward ${FETCH_ROWS} from query_result`, [], 'array'));
         if (!batch.rows.length) break;
         rows += batch.rows.length;
+        onRows?.(rows);
         const values = batch.rows as unknown as (string | null)[][];
         // No giving way here: the embedded database has one connection, which every other request waits for
         // until this run is done. The file gives way as it is read (below).

@@ -24,7 +24,7 @@ export const MAX_STATEMENT_BYTES = 100 * 1024;
 export const MAX_TREE_DEPTH = 1000;
 
 export type RefusalKey =
-  | 'statementEmpty' | 'statementTooLong' | 'statementSyntax' | 'statementTooDeep' | 'statementNotOne'
+  | 'statementEmpty' | 'statementTooLong' | 'statementNul' | 'statementSyntax' | 'statementTooDeep' | 'statementNotOne'
   | 'statementNotSelect' | 'statementInto' | 'statementLocking' | 'statementRelation' | 'statementQualified'
   | 'statementFunction' | 'statementType' | 'statementConstruct' | 'statementParameter';
 
@@ -109,6 +109,9 @@ const SQL_SYNTAX_FUNCTIONS = new Set([
   'like_escape', 'similar_to_escape', 'similar_escape', 'date_part',
 ]);
 
+/** Value functions that would name the service's own login (the statement runs as the read-only role) or database. */
+const HIDDEN_VALUE_FUNCTIONS: Record<string, string> = { SVFOP_SESSION_USER: 'SESSION_USER', SVFOP_CURRENT_CATALOG: 'CURRENT_CATALOG' };
+
 /** Types a value may be cast to: the ordinary data types, never reg* (catalog lookups) nor a type of another schema. */
 const ALLOWED_TYPES = new Set([
   'bool', 'boolean', 'int2', 'int4', 'int8', 'smallint', 'integer', 'int', 'bigint', 'numeric', 'decimal', 'float4',
@@ -116,13 +119,18 @@ const ALLOWED_TYPES = new Set([
   'timestamp', 'timestamptz', 'interval', 'json', 'jsonb', 'bytea', 'bit', 'varbit', 'name',
 ]);
 
+/** A parse-tree node's kind as the statement's words: `CreateTableAsStmt` is CREATE TABLE AS. */
+function statementKind(node: string): string {
+  return node.replace(/Stmt$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase();
+}
+
 /** Parses the statement and checks it; throws StatementRefused. `views`: the names a statement may read. */
 export async function checkStatement(sql: string, views: ReadonlySet<string>): Promise<CheckedStatement> {
   if (!sql.trim()) throw new StatementRefused('statementEmpty');
   const bytes = Buffer.byteLength(sql, 'utf8');
   if (bytes > MAX_STATEMENT_BYTES) throw new StatementRefused('statementTooLong', { limit: MAX_STATEMENT_BYTES });
   // PostgreSQL refuses NUL in a query string; the parser would stop at it and check less than the database would see.
-  if (sql.includes('\u0000')) throw new StatementRefused('statementSyntax', { error: 'NUL character' });
+  if (sql.includes('\u0000')) throw new StatementRefused('statementNul');
   let parsed: { stmts?: { stmt: Json; stmt_location?: number; stmt_len?: number }[] };
   try {
     parsed = (await parse(sql)) as typeof parsed;
@@ -136,7 +144,7 @@ export async function checkStatement(sql: string, views: ReadonlySet<string>): P
   const [{ stmt, stmt_location: start = 0, stmt_len: len }] = stmts;
   if (treeDepth(stmt) > MAX_TREE_DEPTH) throw new StatementRefused('statementTooDeep', { limit: MAX_TREE_DEPTH });
   const kind = Object.keys(stmt)[0];
-  if (kind !== 'SelectStmt') throw new StatementRefused('statementNotSelect', { kind });
+  if (kind !== 'SelectStmt') throw new StatementRefused('statementNotSelect', { kind: statementKind(kind) });
   new Checker(views).select(stmt.SelectStmt as Json, new Set());
   // Locations are byte offsets: cut the statement's own bytes (no trailing `;` or comment after it).
   const raw = Buffer.from(sql, 'utf8');
@@ -189,7 +197,7 @@ class Checker {
         const visible = new Set([...outer, ...(withClause.recursive ? names : names.slice(0, i))]);
         const query = cte.ctequery as Json;
         const kind = Object.keys(query)[0];
-        if (kind !== 'SelectStmt') throw new StatementRefused('statementNotSelect', { kind });
+        if (kind !== 'SelectStmt') throw new StatementRefused('statementNotSelect', { kind: statementKind(kind) });
         this.select(query.SelectStmt as Json, visible);
         for (const [k, v] of Object.entries(cte)) if (k !== 'ctequery') this.visit(v, visible);
       });
@@ -237,6 +245,10 @@ class Checker {
       case 'A_Expr':
         // `OPERATOR(schema.op)` names an operator of a chosen schema.
         if (stringsOf(n.name).length > 1) throw new StatementRefused('statementQualified', { name: stringsOf(n.name).join('.') });
+        break;
+      case 'SQLValueFunction':
+        // The service's own database login and database are none of the statement's business.
+        if (HIDDEN_VALUE_FUNCTIONS[n.op as string]) throw new StatementRefused('statementConstruct', { construct: HIDDEN_VALUE_FUNCTIONS[n.op as string] });
         break;
       case 'CollateClause':
         if (stringsOf(n.collname).length > 1) throw new StatementRefused('statementQualified', { name: stringsOf(n.collname).join('.') });

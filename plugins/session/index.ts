@@ -15,7 +15,10 @@ export const manifest: PluginManifest = {
     type: 'object',
     properties: {
       // An absolute http(s) address, or a path on the same host (e.g. a proxy's /oauth2/sign_out); not `//host`, which is neither plainly.
-      SERVICE_LOGOUT_URL: { type: 'string', pattern: '^(?:https?://[^\\s/?#]+|/(?!/))[^\\s]*$' },
+      SERVICE_LOGOUT_URL: {
+        type: 'string', pattern: '^(?:https?://[^\\s/?#]+|/(?!/))[^\\s]*$',
+        description: 'an http:// or https:// URL, or a path on this host starting with a single /, without spaces',
+      },
     },
   },
   register(host: PluginHost) {

@@ -8,21 +8,22 @@
  * - `null` or absent: always holds;
  * - `{"groups": [...]}`: the identity is in ANY of the groups;
  * - `{"tenantId": "..."}`: the identity's tenant ID equals it;
- * - both keys: both must hold.
+ * - `{"familyName": ...}`, `{"givenName": ...}`: the identity's name equals
+ *   the text, or matches `{"pattern": "M*ller"}` (name-patterns.ts);
+ * - several keys: all must hold.
  * Comparisons are exact (case-sensitive), as group and tenant IDs of
  * identity providers are opaque identifiers.
  *
  * The rules are kept in `access_rules` (created by plugins/access), one row
  * per tenant; this module reads them because the core assigns identities.
  */
-import { randomUUID } from 'node:crypto';
 import { Ajv } from 'ajv';
 import type { Knex } from 'knex';
 import { booleanSetting } from '../config.ts';
 import type { Violation } from '../errors.ts';
-import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
 import { schemaOf } from '../storage/migrations.ts';
-import { oversized, violationsOf } from '../validation.ts';
+import { oversized, violationsOf, wrongTypeKey } from '../validation.ts';
+import { NAME_MATCH_SCHEMA, nameMatches, type NameMatch } from './name-patterns.ts';
 import type { AccessLevel, DatabaseInfo, ExternalIdentity, LoginTenant, UserRecord } from './types.ts';
 
 export type AccessAction = 'GRANT' | 'DENY' | 'CREATE';
@@ -30,12 +31,19 @@ export type AccessAction = 'GRANT' | 'DENY' | 'CREATE';
 export interface AccessRuleCondition {
   groups?: string[];
   tenantId?: string;
+  familyName?: NameMatch;
+  givenName?: NameMatch;
 }
+
+/** What a rule's condition judges of an identity. */
+export type RuleIdentity = Pick<ExternalIdentity, 'groups' | 'tenantId' | 'familyName' | 'givenName'>;
 
 export interface AccessRule {
   condition?: AccessRuleCondition | null;
   action: AccessAction;
   accessLevel?: AccessLevel;
+  /** CREATE only: the label of the tenant's top-level organization the created person belongs to. */
+  organization?: string;
 }
 
 export const MAX_RULES = 1000;
@@ -60,12 +68,15 @@ export const ACCESS_RULES_SCHEMA = {
             properties: {
               groups: { type: 'array', minItems: 1, maxItems: 1000, items: ID_TEXT },
               tenantId: ID_TEXT,
+              familyName: NAME_MATCH_SCHEMA,
+              givenName: NAME_MATCH_SCHEMA,
             },
           },
         ],
       },
       action: { enum: ['GRANT', 'DENY', 'CREATE'] },
       accessLevel: { enum: ['READ_ONLY', 'EDITOR', 'ADMINISTRATOR'] },
+      organization: { type: 'string', minLength: 1, maxLength: 1000 },
     },
     if: { properties: { action: { enum: ['GRANT', 'CREATE'] } } },
     then: { required: ['accessLevel'] },
@@ -81,10 +92,10 @@ export function accessRuleViolations(rules: unknown): Violation[] {
   const keys: Record<string, (p: Record<string, unknown>) => Pick<Violation, 'key' | 'params'>> = {
     required: () => ({ key: 'mandatory' }),
     unknownProperty: () => ({ key: 'unknownProperty' }),
-    type: (p) => ({ key: 'wrongType', params: { expected: p.type } }),
+    type: (p) => ({ key: wrongTypeKey(p.type) }),
     enum: (p) => ({ key: 'notAllowedValue', params: { allowed: (p.allowedValues as string[]).join(', ') } }),
     maxLength: (p) => ({ key: 'tooLong', params: { limit: p.limit } }),
-    maxItems: (p) => ({ key: 'tooLong', params: { limit: p.limit } }),
+    maxItems: (p) => ({ key: 'tooManyItems', params: { limit: p.limit } }),
     minLength: () => ({ key: 'mandatory' }),
     minItems: () => ({ key: 'mandatory' }),
     minProperties: () => ({ key: 'mandatory' }),
@@ -94,21 +105,43 @@ export function accessRuleViolations(rules: unknown): Violation[] {
   return (over ? [over] : violationsOf(errors)).map((v) => ({ path: v.path, ...(keys[v.keyword] ?? (() => ({ key: 'invalidValue' })))(v.params) }));
 }
 
-/** Whether a rule's condition holds for the identity. */
-export function conditionHolds(condition: AccessRuleCondition | null | undefined, identity: Pick<ExternalIdentity, 'groups' | 'tenantId'>): boolean {
-  if (!condition) return true;
+/**
+ * What of the identity satisfied each part of the condition (for groups,
+ * the groups it shares with the rule); null when a part does not hold. An
+ * absent condition holds with nothing to show.
+ */
+export function conditionMatch(condition: AccessRuleCondition | null | undefined, identity: RuleIdentity): Record<string, unknown> | null {
+  const matched: Record<string, unknown> = {};
+  if (!condition) return matched;
   if (condition.groups !== undefined) {
     const groups = new Set(identity.groups ?? []);
-    if (!condition.groups.some((g) => groups.has(g))) return false;
+    matched.groups = condition.groups.filter((g) => groups.has(g));
+    if (!(matched.groups as string[]).length) return null;
   }
-  if (condition.tenantId !== undefined && condition.tenantId !== identity.tenantId) return false;
-  return true;
+  if (condition.tenantId !== undefined) {
+    if (condition.tenantId !== identity.tenantId) return null;
+    matched.tenantId = identity.tenantId;
+  }
+  for (const name of ['familyName', 'givenName'] as const) {
+    if (condition[name] === undefined) continue;
+    if (!nameMatches(condition[name], identity[name])) return null;
+    matched[name] = identity[name];
+  }
+  return matched;
 }
 
-/** The first rule whose condition holds, and its position; null when none does. */
-export function matchingRule(rules: AccessRule[], identity: Pick<ExternalIdentity, 'groups' | 'tenantId'>): { index: number; rule: AccessRule } | null {
-  const index = rules.findIndex((rule) => conditionHolds(rule.condition, identity));
-  return index < 0 ? null : { index, rule: rules[index] };
+/** Whether a rule's condition holds for the identity. */
+export function conditionHolds(condition: AccessRuleCondition | null | undefined, identity: RuleIdentity): boolean {
+  return conditionMatch(condition, identity) !== null;
+}
+
+/** The first rule whose condition holds, its position, and what of the identity matched; null when none does. */
+export function matchingRule(rules: AccessRule[], identity: RuleIdentity): { index: number; rule: AccessRule; matched: Record<string, unknown> } | null {
+  for (const [index, rule] of rules.entries()) {
+    const matched = conditionMatch(rule.condition, identity);
+    if (matched) return { index, rule, matched };
+  }
+  return null;
 }
 
 /**
@@ -145,39 +178,6 @@ export class AccessRuleStore {
   }
 }
 
-/**
- * A CREATE rule's user: made through the object store (so it has history)
- * in one transaction. Two first requests of the same login ID at once wait
- * for each other on an advisory lock, and the second finds the first's user
- * instead of making another.
- */
-export async function createRuleUser(knex: Knex, db: DatabaseInfo, tenant: string, identity: ExternalIdentity, accessLevel: AccessLevel): Promise<{ user: StoredObject; created: boolean }> {
-  return knex.transaction(async (trx) => {
-    await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [JSON.stringify(['access-rule-user', db.name, tenant, identity.loginId])]);
-    const store = new ObjectStore(trx, db.name);
-    const s = `"${schemaOf(db.name)}"`;
-    const existing = await trx.raw(`select id from ${s}.objects where type = 'User' and tenant = ? and props->>'loginId' = ? order by id`, [tenant, identity.loginId]);
-    if (existing.rows.length) return { user: (await store.byId(tenant, existing.rows[0].id))!, created: false };
-    const now = await store.now();
-    const id = randomUUID();
-    const props: Record<string, unknown> = { loginId: identity.loginId, accessLevel };
-    if (identity.givenName) props.givenName = identity.givenName;
-    if (identity.familyName) props.familyName = identity.familyName;
-    if (identity.subjectId !== undefined) props.subjectId = identity.subjectId;
-    // The name the identity gives (SERVICE_JNDI_COMMON_NAME, SERVICE_OIDC_JWT_USER_NAME …) is the user's title.
-    const title = identity.commonName || [identity.givenName, identity.familyName].filter(Boolean).join(' ') || null;
-    const user: StoredObject = {
-      id, type: 'User', tenant, parentId: null, list: 'users', label: identity.loginId, title, description: null,
-      status: 'WORKING', modelId: id, version: 1, createdBy: identity.loginId, dateCreated: now, modifiedBy: identity.loginId,
-      dateModified: now, props, custom: {},
-    };
-    // Another object may hold the login ID as its label (users may be labelled freely): then the label tells them apart.
-    if ((await store.labelClashes([user], [])).length) user.label = `${identity.loginId} (${id.slice(0, 8)})`;
-    await store.insert([user], (o) => plainObject(o, db.name), identity.loginId);
-    return { user, created: true };
-  });
-}
-
 /** How a verified login ID gets (or does not get) access to its login tenant. */
 export type AccessDecision =
   | { kind: 'user'; user: UserRecord }
@@ -185,7 +185,7 @@ export type AccessDecision =
   /** Two users with the login ID in the tenant: neither may be guessed, and no rule may add a third. */
   | { kind: 'ambiguous' }
   | { kind: 'accessRulesDisabled' }
-  | { kind: 'rule'; index: number; rule: AccessRule }
+  | { kind: 'rule'; index: number; rule: AccessRule; matched: Record<string, unknown> }
   | { kind: 'noRuleApplies' };
 
 /**
@@ -194,7 +194,7 @@ export type AccessDecision =
  * they are on. One function for sign-ins and for the administrators'
  * explain call, so that the two cannot disagree.
  */
-export async function decideAccess(login: LoginTenant, identity: Pick<ExternalIdentity, 'groups' | 'tenantId'>, rulesOf: () => Promise<AccessRule[]>, rulesEnabled: boolean): Promise<AccessDecision> {
+export async function decideAccess(login: LoginTenant, identity: RuleIdentity, rulesOf: () => Promise<AccessRule[]>, rulesEnabled: boolean): Promise<AccessDecision> {
   if (login.user) return { kind: 'user', user: login.user };
   if (login.systemAdmin) return { kind: 'systemAdministrator' };
   if (login.ambiguous) return { kind: 'ambiguous' };

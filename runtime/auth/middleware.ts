@@ -10,16 +10,19 @@
  * tenant's access rules for identities without a user. Password logins and
  * access keys come back as principals and never meet the access rules.
  *
- * Rejections: 401 when the caller is not who it claims (bad credentials,
- * subject identifier that does not match); 403 when the caller is verified
+ * Rejections: 401 when the caller sent no credentials any method knows
+ * ("Authentication is required."), or is not who it claims (bad
+ * credentials, subject identifier that does not match: "The credentials
+ * were not accepted."); 403 when the caller is verified
  * but has no access to the login tenant (no user, no rule, a DENY rule,
  * access rules off, an unknown tenant in service-tenant).
  */
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import { createError, ServiceError } from '../errors.ts';
-import { accessRulesEnabled, AccessRuleStore, createRuleUser, decideAccess } from './access-rules.ts';
-import { checkSubject } from './subjects.ts';
+import { accessRulesEnabled, AccessRuleStore, decideAccess, type AccessRule } from './access-rules.ts';
+import { createRuleUser } from './rule-users.ts';
+import { adminSubjectOf, checkAdminSubject, checkSubject, type SubjectCheck } from './subjects.ts';
 import type { AccessLevel, AuthDriver, DatabaseInfo, Directory, ExternalIdentity, LoginTenant, Principal, UserRecord } from './types.ts';
 import { ACCESS_LEVELS } from './types.ts';
 
@@ -35,6 +38,8 @@ export interface AuthenticatorOptions {
   knex?: Knex;
   /** The settings (SERVICE_ACCESS_RULES / SERVICE_GUEST_USERS, SERVICE_AUTH_CACHE_TTL). */
   env?: Record<string, string | undefined>;
+  /** Told of every refused sign-in (401, 403, 429) with the method's name; `none` when no method found credentials. */
+  signInFailed?(method: string, status: number): void;
 }
 
 const MAX_ASSIGNMENTS = 10_000;
@@ -57,6 +62,10 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
   const assignmentTtlMs = Number(options.env?.SERVICE_AUTH_CACHE_TTL ?? 10_000);
   const assigned = new Map<string, { principal: Principal; until: number }>();
   let generation = 0;
+  function forgetAssignments() {
+    generation++;
+    assigned.clear();
+  }
 
   async function remembered(identity: ExternalIdentity, db: DatabaseInfo | null, requestedTenant: string | undefined, method: string): Promise<Principal> {
     if (!(assignmentTtlMs > 0)) return assign(identity, db, requestedTenant, method);
@@ -74,19 +83,52 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
     return principal;
   }
 
-  /** A driver's 401 without a challenge (e.g. a bad access key) gets every enabled method's, like any other 401. */
-  function withChallenges(err: unknown): unknown {
-    if (err instanceof ServiceError && err.status === 401 && !err.headers['WWW-Authenticate']) {
-      return createError(err.code, err.params, err.violations, { ...err.headers, ...challengeHeaders() });
-    }
+  /**
+   * A 401 once a method found credentials (a driver's, or the core's for the
+   * identity it vouched for): they were refused, which the message says
+   * without telling which part was wrong. Without a challenge of its own
+   * (e.g. a bad access key) it gets every enabled method's.
+   */
+  function rejected(err: unknown): unknown {
+    if (!(err instanceof ServiceError) || err.status !== 401) return err;
+    const headers = err.headers['WWW-Authenticate'] ? err.headers : { ...err.headers, ...challengeHeaders() };
+    return createError('CREDENTIALS_REFUSED', err.params, err.violations, headers);
+  }
+
+  /** Counts a refused sign-in by method (not a database that is away, which is no refusal). */
+  function refused(method: string, err: unknown): unknown {
+    if (err instanceof ServiceError && (err.status === 401 || err.status === 403 || err.status === 429)) options.signInFailed?.(method, err.status);
     return err;
   }
 
   async function pinSubject(db: DatabaseInfo, user: Pick<UserRecord, 'id' | 'tenant' | 'subjectId'>, identity: ExternalIdentity) {
-    if (identity.subjectId === undefined) return;
+    const { subjectId } = identity;
+    if (subjectId === undefined) return;
+    // A user pinned once signs in only with the identifier: leaving it out must not get around the check.
+    if (subjectId === null) {
+      if (user.subjectId) throw unauthenticated();
+      return;
+    }
     // Without storage a pin cannot be kept, and an unchecked identifier must not pass.
     if (!knex) throw unauthenticated();
-    if (await checkSubject(knex, db.name, user, identity.subjectId, identity.loginId) === 'mismatch') throw unauthenticated();
+    settle(await checkSubject(knex, db.name, user, subjectId, identity.loginId));
+  }
+
+  /** A new pin makes remembered sign-ins without an identifier stale; a mismatch is a 401. */
+  function settle(check: SubjectCheck) {
+    if (check === 'mismatch') throw unauthenticated();
+    if (check === 'pinned') forgetAssignments();
+  }
+
+  /** A system administrator's identifier is pinned service-wide, before any database or user is looked at. */
+  async function pinAdminSubject(identity: ExternalIdentity) {
+    const { loginId, subjectId } = identity;
+    if (subjectId === undefined || !directory.isSystemAdmin(loginId)) return;
+    if (!knex) throw unauthenticated();
+    const check: SubjectCheck = subjectId !== null
+      ? await checkAdminSubject(knex, loginId, subjectId)
+      : (await adminSubjectOf(knex, loginId)) === null ? 'match' : 'mismatch';
+    settle(check);
   }
 
   /**
@@ -97,7 +139,7 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
   function checked(identity: ExternalIdentity): ExternalIdentity {
     const storable = (v: unknown): v is string => typeof v === 'string' && !v.includes('\u0000');
     if (!storable(identity.loginId) || !identity.loginId || /[\u0000-\u001f\u007f]/.test(identity.loginId)) throw unauthenticated();
-    if (identity.subjectId !== undefined && (!storable(identity.subjectId) || !identity.subjectId)) throw unauthenticated();
+    if (identity.subjectId !== undefined && identity.subjectId !== null && (!storable(identity.subjectId) || !identity.subjectId)) throw unauthenticated();
     const out: ExternalIdentity = { loginId: identity.loginId };
     if (identity.subjectId !== undefined) out.subjectId = identity.subjectId;
     for (const name of ['tenantId', 'familyName', 'givenName', 'tenantName', 'commonName'] as const) {
@@ -110,6 +152,7 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
   async function assign(identity: ExternalIdentity, db: DatabaseInfo | null, requestedTenant: string | undefined, method: string): Promise<Principal> {
     identity = checked(identity);
     const { loginId } = identity;
+    await pinAdminSubject(identity);
     // Service-wide calls (/api/admin) have no tenant: only system administrators may make them, by any method.
     if (!db) {
       if (directory.isSystemAdmin(loginId)) return { loginId, accessLevel: 'ADMINISTRATOR', systemAdmin: true, method };
@@ -126,7 +169,7 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
       case 'rule': {
         const { rule, index } = decision;
         if (rule.action === 'GRANT') return ruleGrant(login, loginId, rule.accessLevel!, method, index);
-        if (rule.action === 'CREATE' && knex) return ruleCreate(db, login, identity, rule.accessLevel!, method);
+        if (rule.action === 'CREATE' && knex) return ruleCreate(db, login, identity, rule, method);
         throw createError('FORBIDDEN');
       }
       default:
@@ -138,8 +181,8 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
     return { loginId, tenant: login.tenant, tenantLabel: login.tenantLabel, accessLevel, systemAdmin: false, method, accessRule: index };
   }
 
-  async function ruleCreate(db: DatabaseInfo, login: LoginTenant, identity: ExternalIdentity, accessLevel: AccessLevel, method: string): Promise<Principal> {
-    const { user, created } = await createRuleUser(knex!, db, login.tenant, identity, accessLevel);
+  async function ruleCreate(db: DatabaseInfo, login: LoginTenant, identity: ExternalIdentity, rule: AccessRule, method: string): Promise<Principal> {
+    const { user, created } = await createRuleUser(knex!, db, login.tenant, identity, { accessLevel: rule.accessLevel!, organization: rule.organization });
     // A request at the same moment made the user: it is now an existing user, pinned like any other.
     if (!created) await pinSubject(db, { id: user.id, tenant: user.tenant, subjectId: (user.props.subjectId as string | undefined) ?? null }, identity);
     return {
@@ -156,19 +199,16 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
         let result;
         try {
           result = await driver.authenticate({ ctx, db, requestedTenant });
+          if (!result) continue;
+          if (result.kind === 'principal') return result.principal;
+          return await remembered(result.identity, db, requestedTenant, driver.name);
         } catch (err) {
-          throw withChallenges(err);
+          throw refused(driver.name, rejected(err));
         }
-        if (!result) continue;
-        if (result.kind === 'principal') return result.principal;
-        return remembered(result.identity, db, requestedTenant, driver.name);
       }
-      throw unauthenticated();
+      throw refused('none', unauthenticated());
     },
-    forgetAssignments() {
-      generation++;
-      assigned.clear();
-    },
+    forgetAssignments,
   };
 }
 

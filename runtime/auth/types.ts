@@ -38,10 +38,13 @@ export interface ExternalIdentity {
   commonName?: string;
   /**
    * The provider's Subject Identifier (`SERVICE_OIDC_JWT_SUB_ID`): the core
-   * stores it on a user that has none and rejects (401) a later sign-in whose
-   * identifier differs. Undefined when the method does not pin subjects.
+   * stores it on a user (or system administrator) that has none and rejects
+   * (401) a later sign-in whose identifier differs. Null when the method pins
+   * subjects but the request brought none (pre-authentication without its
+   * JWT): refused for whoever has one pinned. Undefined when the method does
+   * not pin subjects.
    */
-  subjectId?: string;
+  subjectId?: string | null;
 }
 
 export interface DatabaseInfo {

@@ -1,6 +1,8 @@
 /**
  * The generic handlers behind every REST path: one per method and path kind,
- * driven by the generated metamodel. Every write is one transaction.
+ * driven by the generated metamodel. Every write is one transaction, locked
+ * as locks.ts says and repeated when it loses a race (retry.ts); its answer
+ * is sent only once an attempt committed.
  */
 import { epochMillis } from '../versions.ts';
 import type { Context } from 'koa';
@@ -12,13 +14,17 @@ import { requireLevel } from '../auth/middleware.ts';
 import type { SecretHandler } from '../plugins.ts';
 import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
 import { halList, halObject, halStored, objectHref, type Links } from './hal.ts';
-import { placeItemType, placeName, placeTypes, resolvePath, type ListPlace, type PathKey, type Scope, type Target } from './paths.ts';
+import { placeItemType, placeName, placeTypes, resolvePath, scopeTenant, type ListPlace, type PathKey, type Scope, type Target } from './paths.ts';
 import { resolvePathAt } from './as-of.ts';
 import { listItems, pagedAsOf, readList } from './lists.ts';
 import { changesNothing, isForeign, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
 import { assertNoViolations, itemPath } from './write-violations.ts';
 import { removalOf } from './removal.ts';
 import { hasBody } from '../body.ts';
+import { lockListed, lockTarget } from './locks.ts';
+import { RaceLost, retryingTransaction } from '../storage/retry.ts';
+import { checkUserWrites } from '../auth/user-writes.ts';
+import { removeTenant } from './tenant-removal.ts';
 
 export interface RestDeps {
   model: Metamodel;
@@ -42,34 +48,41 @@ export interface Call {
 
 const METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'];
 
+/** What a write answers, kept until its transaction committed. */
+interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
 export async function handleRest(ctx: Context, deps: RestDeps, principal: Principal, db: string, segments: string[], links: Links) {
   const call: Call = { ctx, deps, principal, db, links, scope: { tenant: principal.tenant!, allTenants: principal.systemAdmin } };
   if (!METHODS.includes(ctx.method)) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: METHODS.join(', ') });
   try {
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return await read(call, segments);
-    let touched: string[] = [];
-    await deps.knex.transaction(async (trx) => {
-      const store = new ObjectStore(trx, db);
-      const target = await resolvePath(store, deps.model, call.scope, segments);
-      touched = target.kind === 'list' ? placeTypes(deps.model, target.place) : [...new Set([...targetTypes(deps.model, target), ...placeTypes(deps.model, target.place)])];
-      authorize(principal, targetTypes(deps.model, target), true);
-      if (target.kind === 'list') return writeList(call, trx, store, target.place);
-      return writeObject(call, trx, store, target);
-    });
+    const { answer, touched } = await retryingTransaction(deps.knex, (trx) => write(call, trx, segments));
     deps.changed?.(db, touched);
+    ctx.status = answer.status;
+    for (const [name, value] of Object.entries(answer.headers ?? {})) ctx.set(name, value);
+    if (answer.body !== undefined) ctx.body = answer.body;
   } catch (err) {
     throw translateDatabaseError(err);
   }
 }
 
-/** A unique index the checks before writing could not foresee (a concurrent request took the key first) is still a clash. */
+async function write(call: Call, trx: Knex.Transaction, segments: string[]): Promise<{ answer: Answer; touched: string[] }> {
+  const { deps, ctx } = call;
+  const store = new ObjectStore(trx, call.db);
+  const found = await resolvePath(store, deps.model, call.scope, segments);
+  authorize(call.principal, targetTypes(deps.model, found), true);
+  const target = await lockTarget(store, deps.model, call.scope, found, ctx.method, payloadOf(ctx));
+  const touched = target.kind === 'list' ? placeTypes(deps.model, target.place) : [...new Set([...targetTypes(deps.model, target), ...placeTypes(deps.model, target.place)])];
+  const answer = target.kind === 'list' ? await writeList(call, trx, store, target.place) : await writeObject(call, trx, store, target);
+  return { answer, touched };
+}
+
 function translateDatabaseError(err: unknown): unknown {
-  const e = err as { code?: string; constraint?: string };
-  if (e?.code === '23505') {
-    if (e.constraint === 'objects_pkey') return createError('CONFLICT', {}, [{ path: 'id', key: 'idTaken' }]);
-    if (e.constraint?.startsWith('objects_')) return createError('CONFLICT', {}, [{ path: 'label', key: 'labelTaken' }]);
-    return createError('CONCURRENT_CHANGE');
-  }
+  const e = err as { code?: string };
   // A database dropped by another instance a moment ago: its tables are gone before every cache knows.
   if (e?.code === '42P01' || e?.code === '3F000') return createError('NOT_FOUND');
   // Invalid text (a NUL), numbers out of range …: the error middleware answers 400 for every interface.
@@ -148,16 +161,16 @@ function writerOf(call: Call, store: ObjectStore) {
   return new Writer(call.deps.model, call.deps.validators, store, call.scope.tenant, call.principal.loginId, call.deps.customProperties);
 }
 
-async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore, target: Exclude<Target, { kind: 'list' }>) {
+async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore, target: Exclude<Target, { kind: 'list' }>): Promise<Answer> {
   const { ctx, deps } = call;
   const existing = target.kind === 'object' ? target.object : undefined;
   checkIfMatch(ctx, existing);
   if (ctx.method === 'POST') throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD, PUT, PATCH, DELETE' });
   if (ctx.method === 'DELETE') {
     if (!existing) throw notFound(target.place, target.key);
-    await store.remove(await removalOf(deps.model, store, call.scope.tenant, [existing]), call.principal.loginId);
-    ctx.status = 204;
-    return;
+    if (existing.type === 'Tenant') await removeTenant(trx, store, existing, call.principal.loginId);
+    else await store.remove(await removalOf(deps.model, store, call.scope.tenant, [existing]), call.principal.loginId);
+    return { status: 204 };
   }
   if (!existing && !creatable(deps.model, target.place)) throw notFound(target.place, target.key);
   if (!existing && await keyOfOtherTenant(call, store, target.key)) throw notFound(target.place, target.key);
@@ -166,7 +179,7 @@ async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore
   const request = { payload: payloadOf(ctx), mode: ctx.method === 'PUT' ? 'put' : 'patch', place: target.place, existing, key: target.key } as const;
   const prepared = await writer.prepare(request, await store.now(), violations);
   await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place: target.place, creates: !existing });
-  respondWithObject(call, prepared!.object, !existing);
+  return objectAnswer(call, prepared!.object, !existing);
 }
 
 /** A technical key in the path that another tenant has or had answers as one that names nothing: what other tenants hold is not the caller's to learn. */
@@ -181,15 +194,13 @@ function payloadOf(ctx: Context): unknown {
   return hasBody(ctx) ? ctx.request.body : undefined;
 }
 
-function respondWithObject(call: Call, object: StoredObject, created: boolean) {
-  const { ctx, deps } = call;
-  ctx.status = created ? 201 : 200;
-  ctx.set('ETag', `W/"${object.version}"`);
-  if (created) ctx.set('Location', objectHref(deps.model, call.links, object.type, object.id));
-  ctx.body = render(call, object);
+function objectAnswer(call: Call, object: StoredObject, created: boolean): Answer {
+  const headers: Record<string, string> = { ETag: `W/"${object.version}"` };
+  if (created) headers.Location = objectHref(call.deps.model, call.links, object.type, object.id);
+  return { status: created ? 201 : 200, headers, body: render(call, object) };
 }
 
-async function writeList(call: Call, trx: Knex.Transaction, store: ObjectStore, place: ListPlace) {
+async function writeList(call: Call, trx: Knex.Transaction, store: ObjectStore, place: ListPlace): Promise<Answer> {
   const { ctx, deps } = call;
   if (place.kind === 'children' && place.list.inverseOf) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD' });
   const writer = writerOf(call, store);
@@ -198,26 +209,43 @@ async function writeList(call: Call, trx: Knex.Transaction, store: ObjectStore, 
     if (!creatable(deps.model, place)) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD, PUT, PATCH, DELETE' });
     const prepared = await writer.prepare({ payload: payloadOf(ctx), mode: 'post', place }, await store.now(), violations);
     await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place, creates: true });
-    return respondWithObject(call, prepared!.object, true);
+    return objectAnswer(call, prepared!.object, true);
   }
-  const existing = await listItems(call, store, place);
   if (ctx.method === 'DELETE') {
-    await store.remove(await removalOf(deps.model, store, call.scope.tenant, existing), call.principal.loginId);
-    ctx.status = 204;
-    return;
+    await store.remove(await removalOf(deps.model, store, call.scope.tenant, await listItems(call, store, place)), call.principal.loginId);
+    return { status: 204 };
   }
   const operation = ctx.query.operation;
   if (operation !== undefined && operation !== 'REPLACE') throw createError('INVALID_PARAMETER', { name: 'operation' });
   const items = payloadOf(ctx);
-  if (!Array.isArray(items)) throw createError('INVALID_PAYLOAD', { type: placeItemType(place), action: 'actionUpdate' }, [{ path: '', key: 'wrongType', params: { expected: 'array' } }]);
+  if (!Array.isArray(items)) throw createError('INVALID_PAYLOAD', { type: placeItemType(place), action: 'actionUpdate' }, [{ path: '', key: 'mustBeList' }]);
+  const replace = ctx.method === 'PUT' || operation === 'REPLACE';
+  const existing = await lockedItems(call, store, place, items, replace);
   const prepared = await prepareItems(call, writer, store, place, items, existing, violations);
   const listed = new Set(prepared.flatMap((w) => (w.existing ? [w.existing.id] : [])));
-  const replace = ctx.method === 'PUT' || operation === 'REPLACE';
   const leaving = replace ? existing.filter((o) => !listed.has(o.id)) : [];
   await applyWrites(call, trx, store, writer, { prepared, leaving, violations, place, creates: false });
   const result = await listItems(call, store, place);
-  ctx.status = 200;
-  ctx.body = halList(placeName(place), ctx.href, result.length, result.map((o) => render(call, o)));
+  return { status: 200, body: halList(placeName(place), ctx.href, result.length, result.map((o) => render(call, o))) };
+}
+
+/**
+ * The list's objects, those the write changes or removes locked and read
+ * again: every one when it replaces the list, else those its items name, so
+ * that list writes of different objects of one list do not wait for each
+ * other. Objects removed or moved meanwhile drop out; when the items then
+ * name an object that is not locked (one renamed onto a named label), the
+ * write runs again.
+ */
+async function lockedItems(call: Call, store: ObjectStore, place: ListPlace, items: unknown[], replace: boolean): Promise<StoredObject[]> {
+  const { model } = call.deps;
+  const listed = await listItems(call, store, place);
+  const named = replace ? listed : [...new Set(matchItems(items, listed, model, new ViolationList()).filter((o) => o !== undefined))];
+  const locked = new Map((await lockListed(store, scopeTenant(call.scope, placeTypes(model, place)), place, named)).map((o) => [o.id, o]));
+  const gone = new Set(named.filter((o) => !locked.has(o.id)).map((o) => o.id));
+  const existing = listed.filter((o) => !gone.has(o.id)).map((o) => locked.get(o.id) ?? o);
+  if (matchItems(items, existing, model, new ViolationList()).some((o) => o !== undefined && !locked.has(o.id))) throw new RaceLost();
+  return existing;
 }
 
 /**
@@ -283,15 +311,14 @@ async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore
   await writer.checkReferences(prepared, violations);
   const leaving = await removalOf(call.deps.model, store, call.scope.tenant, batch.leaving);
   await writer.checkKeys(prepared, leaving.map((o) => o.id), violations, call.scope.allTenants);
+  await checkUserWrites(trx, call.db, call.principal, prepared, leaving.map((o) => o.id), violations);
   assertNoViolations(violations, batch.place, batch.creates);
   await store.remove(leaving, call.principal.loginId);
   for (const w of prepared) if (changesNothing(w)) w.object = w.existing!;
   const changed = prepared.filter((w) => w.object !== w.existing);
   const rendered = (o: StoredObject) => plainObject(o, call.db);
   // Changes first, so that a new object may take a label an existing one gives up.
-  if (!await store.update(changed.filter((w) => w.existing).map((w) => w.object), rendered, call.principal.loginId)) {
-    throw createError('CONCURRENT_CHANGE');
-  }
+  await store.update(changed.filter((w) => w.existing).map((w) => w.object), rendered, call.principal.loginId);
   await store.insert(changed.filter((w) => !w.existing).map((w) => w.object), rendered, call.principal.loginId);
   await keepSecrets(call, trx, changed, batch);
 }

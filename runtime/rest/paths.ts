@@ -76,6 +76,14 @@ export interface Scope {
   allTenants: boolean;
 }
 
+/** Whether the object is one of the list's: a child in it, an object naming the owner of an inverse list, a root of a root list. */
+export function inList(o: StoredObject, place: ListPlace): boolean {
+  if (place.kind === 'all') return true;
+  if (place.kind === 'root') return o.parentId === null && o.list === place.list.name;
+  if (place.list.inverseOf) return o.props[place.list.inverseOf] === place.owner.id;
+  return o.parentId === place.owner.id && o.list === place.list.name;
+}
+
 /** Tenant objects belong to themselves, so reading them across tenants needs no tenant filter. */
 export function scopeTenant(scope: Scope, types: string[]): string | null {
   return scope.allTenants && types.length === 1 && types[0] === 'Tenant' ? null : scope.tenant;
@@ -86,12 +94,8 @@ async function lookup(store: ObjectStore, model: Metamodel, scope: Scope, place:
   const tenant = scopeTenant(scope, types);
   if (UUID.test(key)) {
     const found = await store.byId(tenant, key.toLowerCase());
-    if (!found || !types.includes(found.type)) return null;
-    if (place.kind === 'children') {
-      if (place.list.inverseOf) return found.props[place.list.inverseOf] === place.owner.id ? found : null;
-      if (found.parentId !== place.owner.id || found.list !== place.list.name) return null;
-    }
-    return found;
+    // A top-level plural reaches every object of its type by technical key, roots or not.
+    return found && types.includes(found.type) && (place.kind !== 'children' || inList(found, place)) ? found : null;
   }
   if (place.kind === 'root') return store.child(tenant, null, place.list.name, key);
   if (place.kind === 'children' && !place.list.inverseOf) return store.child(tenant, place.owner.id, place.list.name, key);

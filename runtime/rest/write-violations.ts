@@ -6,18 +6,20 @@
  */
 import { createError, type Violation, type ViolationList } from '../errors.ts';
 import { placeItemType, type ListPlace } from './paths.ts';
+import { wrongTypeKey } from '../validation.ts';
 
 export type Report = (path: string, key: string, params?: Record<string, unknown>) => void;
 
 /** Violations that mean "taken by another object" (409) rather than "invalid" (400). */
-const CLASHES = new Set(['labelTaken', 'idTaken']);
+const CLASHES = new Set(['labelTaken', 'idTaken', 'loginIdTaken']);
 
 export const KEYWORD_MESSAGES: Record<string, (params: Record<string, unknown>) => Pick<Violation, 'key' | 'params'>> = {
   required: () => ({ key: 'mandatory' }),
   unknownProperty: () => ({ key: 'unknownProperty' }),
-  type: (p) => ({ key: 'wrongType', params: { expected: p.type } }),
+  type: (p) => ({ key: wrongTypeKey(p.type) }),
   enum: (p) => ({ key: 'notAllowedValue', params: { allowed: (p.allowedValues as string[] | undefined)?.join(', ') } }),
-  format: (p) => ({ key: 'invalidFormat', params: { format: p.format } }),
+  // The generated validators know one format.
+  format: (p) => ({ key: p.format === 'uuid' ? 'mustBeTechnicalKey' : 'invalidValue' }),
   maxLength: (p) => ({ key: 'tooLong', params: { limit: p.limit } }),
   minLength: (p) => (p.limit === 1 ? { key: 'mandatory' } : { key: 'tooShort', params: { limit: p.limit } }),
 };
@@ -39,7 +41,8 @@ export function assertNoViolations(violations: ViolationList, place: ListPlace |
   const params = { type: typeof place === 'string' ? place : placeItemType(place), action: created ? 'actionCreate' : 'actionUpdate' };
   violations.kept.sort((a, b) => comparePaths(a.path, b.path));
   if (violations.omitted || !violations.kept.every((v) => CLASHES.has(v.key))) throw createError('INVALID_PAYLOAD', params, violations);
-  throw createError(violations.kept.some((v) => v.key === 'labelTaken') ? 'LABEL_CLASH' : 'ID_CLASH', params, violations);
+  const taken = (key: string) => violations.kept.some((v) => v.key === key);
+  throw createError(taken('labelTaken') ? 'LABEL_CLASH' : taken('loginIdTaken') ? 'LOGIN_ID_CLASH' : 'ID_CLASH', params, violations);
 }
 
 /** Violation paths in payload order: item 2 before item 10, then by property. */

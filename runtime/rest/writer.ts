@@ -118,7 +118,7 @@ export class Writer {
   draft(req: WriteRequest, violations: ViolationList): Draft | null {
     const report = reporterOf(violations, req.index);
     if (!req.payload || typeof req.payload !== 'object' || Array.isArray(req.payload)) {
-      report('', 'wrongType', { expected: 'object' });
+      report('', 'mustBeObject');
       return null;
     }
     const body = req.payload as Record<string, unknown>;

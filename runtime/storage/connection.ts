@@ -7,12 +7,15 @@
  * stream that pg uses as its socket: long statements do not block the event
  * loop, and interrupt() can stop one. `memory://` is a temporary folder,
  * removed on close(), so that the database survives the thread's replacement.
+ * PGlite is one backend: long reads run on copies of the database in threads
+ * of their own (openReaders(), snapshot-readers.ts).
  */
 import { mkdirSync } from 'node:fs';
 import knexLib, { type Knex } from 'knex';
 import pg from 'pg';
 import { PgliteHost, type StorageLog } from './pglite-host.ts';
 import { createTemporaryDataDir, emptyDatabaseTemplate, removeTemporaryDataDir } from './pglite-files.ts';
+import { SnapshotReaders } from './snapshot-readers.ts';
 
 export type { StorageLog } from './pglite-host.ts';
 
@@ -24,6 +27,12 @@ export interface Storage {
    * with code 57014) by reopening the database; resolves once it is usable.
    */
   interrupt?(): Promise<void>;
+  /**
+   * Embedded database only: up to `size` copies of it (closed after `idleMs` unused), each in a thread of
+   * its own, for statements that must not hold the database
+   * (snapshot-readers.ts). The caller closes them before the storage.
+   */
+  openReaders?(options: { size: number; idleMs?: number }): SnapshotReaders;
   close(): Promise<void>;
 }
 
@@ -80,6 +89,7 @@ async function openEmbedded(dataDir: string, log: StorageLog): Promise<Storage> 
     knex,
     kind: 'pglite',
     interrupt: () => host.interrupt(),
+    openReaders: (options) => new SnapshotReaders({ knex, dataDir: dir, log, ...options }),
     close() {
       // The pool first, so that it opens no connection any more; then the database, which fails a
       // statement still running, so that the pool gets its connection back and can finish.

@@ -49,7 +49,7 @@ export class Databases {
 
   async create(name: string, actor: string): Promise<DatabaseInfo> {
     if (!DATABASE_NAME.test(name)) {
-      throw createError('INVALID_PAYLOAD', { type: 'database', action: 'actionCreate' }, [{ path: 'name', key: 'invalidFormat', params: { format: '^[a-z][a-z0-9_]{0,62}$' } }]);
+      throw createError('INVALID_DATABASE', {}, [{ path: 'name', key: 'databaseNameInvalid' }]);
     }
     const defaultTenant = randomUUID();
     await this.knex.transaction(async (trx) => {
@@ -73,7 +73,7 @@ export class Databases {
   async drop(name: string): Promise<void> {
     await this.knex.transaction(async (trx) => {
       const r = await trx.raw(`delete from service.databases where name = ? returning name`, [name]);
-      if (!r.rows.length) throw createError('OBJECT_NOT_FOUND', { type: 'database', key: name });
+      if (!r.rows.length) throw createError('DATABASE_NOT_FOUND', { name });
       await trx.raw(`drop schema if exists "${schemaOf(name)}" cascade`);
     });
     this.cache.delete(name);

@@ -34,6 +34,12 @@ const controlMigrations: string[] = [
    );`,
   // The generated views a database has, so that a start recreates them only when they changed.
   `alter table service.databases add column views_hash text;`,
+  // System administrators' subject identifiers (SERVICE_OIDC_JWT_SUB_ID): pinned service-wide, since they need no user.
+  `create table service.admin_subjects (
+     login_id text primary key,
+     subject_id text not null,
+     pinned_at timestamptz not null default now()
+   );`,
 ];
 
 /** `$S` stands for the quoted schema of the database. */

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { schemaOf } from './migrations.ts';
+import { RaceLost } from './retry.ts';
 
 interface PreparingConnection {
   query(config: { name: string; text: string; values: Knex.RawBinding[] }): Promise<{ rows: Row[] }>;
@@ -32,6 +33,8 @@ export interface StoredObject {
   props: Record<string, unknown>;
   custom: Record<string, unknown>;
 }
+
+export type RowLock = 'key share' | 'no key update' | 'update';
 
 export interface Page {
   limit?: number;
@@ -283,30 +286,43 @@ export class ObjectStore {
     return { last: fromRow(row), path: (row.path_ids as string[]).map((id, i) => ({ id, type: row.path_types[i] as string })) };
   }
 
-  /** All descendants of the objects, deepest first, for cascading deletes. */
-  async descendants(tenant: string, ids: string[]): Promise<StoredObject[]> {
+  /**
+   * Locks objects in the one order all writers keep, by technical key, and
+   * returns them as they are now (an object removed meanwhile is missing).
+   * `key share` keeps an object from being removed while a write names it
+   * (as parent or reference) and lets others change it; `no key update`
+   * serializes changes of it; `update` is for removing it.
+   */
+  async lock(tenant: string | null, ids: string[], mode: RowLock): Promise<StoredObject[]> {
     if (!ids.length) return [];
+    const [t, tp] = tenantSql(tenant);
+    const r = await this.q.raw(`select ${COLUMNS} from ${this.s}.objects where id = any(?::uuid[]) and ${t} order by id for ${mode}`, [ids, ...tp]);
+    return r.rows.map(fromRow);
+  }
+
+  /**
+   * The children of objects but relations, locked for removal. The database
+   * checks each row again once its lock is granted, so a child moved away by
+   * a write that held it is no longer among them.
+   */
+  async childrenForRemoval(tenant: string, parentIds: string[], relationTypes: string[]): Promise<StoredObject[]> {
+    if (!parentIds.length) return [];
     const r = await this.q.raw(
-      `with recursive tree(id, depth) as (
-         select id, 0 from ${this.s}.objects where parent_id = any(?::uuid[]) and tenant = ?
-         union all
-         select o.id, t.depth + 1 from ${this.s}.objects o join tree t on o.parent_id = t.id
-       )
-       select ${COLUMNS} from ${this.s}.objects
-       join (select id as tree_id, max(depth) as depth from tree group by id) t on t.tree_id = objects.id
-       order by t.depth desc`,
-      [ids, tenant],
+      `select ${COLUMNS} from ${this.s}.objects where parent_id = any(?::uuid[]) and tenant = ? and type <> all(?) order by id for update`,
+      [parentIds, tenant, relationTypes],
     );
     return r.rows.map(fromRow);
   }
 
-  /** Objects of some types whose reference properties name any of the targets (relations to removed objects). */
-  async referencingAny(tenant: string, types: string[], properties: string[], targets: string[]): Promise<StoredObject[]> {
+  /** Relations (objects of some types) that are children of any of the targets or name one in a property, locked for removal. */
+  async relationsForRemoval(tenant: string, types: string[], properties: string[], targets: string[]): Promise<StoredObject[]> {
     if (!types.length || !targets.length) return [];
     const r = await this.q.raw(
       `select ${COLUMNS} from ${this.s}.objects o
-       where tenant = ? and type = any(?) and exists (select 1 from unnest(?::text[]) p(name) where o.props->>p.name = any(?::text[]))`,
-      [tenant, types, properties, targets],
+       where tenant = ? and type = any(?)
+         and (parent_id = any(?::uuid[]) or exists (select 1 from unnest(?::text[]) p(name) where o.props->>p.name = any(?::text[])))
+       order by id for update`,
+      [tenant, types, targets, properties, targets],
     );
     return r.rows.map(fromRow);
   }
@@ -360,7 +376,7 @@ export class ObjectStore {
 
   /** Writes objects of version 1 as new and the others as changed (for callers that create in bulk). */
   async write(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>, actor: string): Promise<void> {
-    if (!await this.update(objects.filter((o) => o.version > 1), rendered, actor)) throw new Error('objects changed concurrently');
+    await this.update(objects.filter((o) => o.version > 1), rendered, actor);
     await this.insert(objects.filter((o) => o.version === 1), rendered, actor);
   }
 
@@ -381,11 +397,11 @@ export class ObjectStore {
 
   /**
    * Writes changed objects whose version the caller has raised by one.
-   * Returns false, writing nothing, when another request changed one of them
-   * since it was read.
+   * Throws RaceLost when another request changed one of them since it was
+   * read (callers that locked them first never see it).
    */
-  async update(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>, actor: string): Promise<boolean> {
-    if (!objects.length) return true;
+  async update(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>, actor: string): Promise<void> {
+    if (!objects.length) return;
     const json = recordset(objects, rendered);
     // Labels are unique among siblings row by row, so objects that swap or shift labels first give theirs up.
     await this.q.raw(
@@ -402,10 +418,9 @@ export class ObjectStore {
        returning o.id`,
       [json],
     );
-    if (r.rows.length !== objects.length) return false;
+    if (r.rows.length !== objects.length) throw new RaceLost();
     await this.closeHistory(objects.map((o) => o.id));
     await this.appendHistory(json, 'update', actor);
-    return true;
   }
 
   private async appendHistory(json: string, operation: 'create' | 'update', actor: string): Promise<void> {

@@ -38,6 +38,8 @@ export interface PgliteHostOptions {
   log: StorageLog;
   /** Reopen the database in a new thread, when idle, once its memory has grown past this (default RECYCLE_BYTES). */
   recycleBytes?: number;
+  /** A lower scheduling priority for the database's thread (a nice value, 1 to 19; Linux only). */
+  niceness?: number;
 }
 
 /** A fresh database uses some 150 MB; a statement that took several times that has left it behind. */
@@ -197,7 +199,10 @@ export class PgliteHost implements ProtocolCarrier {
   }
 
   private async launch(): Promise<Thread> {
-    const workerData = { mode: 'serve', dataDir: this.options.dataDir, template: this.options.template ?? null, ...(await pgliteArtifacts()) };
+    const workerData = {
+      mode: 'serve', dataDir: this.options.dataDir, template: this.options.template ?? null, niceness: this.options.niceness ?? 0,
+      ...(await pgliteArtifacts()),
+    };
     // execArgv: [] keeps the service's loader (tsx) out of the thread; the worker is plain JavaScript.
     const worker = new Worker(WORKER_URL, { workerData, execArgv: [] });
     const thread: Thread = { worker, generation: ++this.generation, ready: false, stopping: false };

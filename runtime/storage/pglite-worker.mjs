@@ -13,19 +13,39 @@
  *     answered by 'data' chunks (large results stream) and one 'done'
  *     (whether a transaction is open, the size of the database's memory).
  *   {type: 'close'}: shut the database down cleanly, answered by 'closed'.
+ * workerData.niceness, when set, lowers this thread's priority (copies that
+ * run long reads, runtime/storage/snapshot-readers.ts).
  * workerData.mode 'template' instead creates a database in workerData.dataDir,
  * shuts it down and posts its files (one SharedArrayBuffer) so that later
  * empty databases are copies instead of each running initdb.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 
 /** Results stream to the main thread in pieces of about this size. */
 const CHUNK_BYTES = 256 * 1024;
 
-const { mode, dataDir, template } = workerData;
+const { mode, dataDir, template, niceness } = workerData;
+
+/**
+ * Gives this thread alone a lower scheduling priority (Linux: setpriority on
+ * the thread's id, which /proc/thread-self names). A copy of the database
+ * that runs a report for minutes then yields the cores to the threads that
+ * answer people. Elsewhere, or where it is not allowed, nothing changes.
+ */
+function lowerPriority(value) {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, value);
+  } catch {
+    // Not Linux, or not permitted: the thread keeps the process's priority.
+  }
+}
+
+if (niceness) lowerPriority(niceness);
 
 function pgliteOptions() {
   const options = {};

@@ -77,11 +77,11 @@ describe('access keys', () => {
 
     const invalid: [string, unknown, string, string][] = [
       ['an expiry in the past', { expiresAt: Date.now() - 1000 }, 'expiresAt', 'The time must lie in the future.'],
-      ['an expiry that is not a number', { expiresAt: 'tomorrow' }, 'expiresAt', 'The value must be of type integer.'],
-      ['an expiry with a fraction', { expiresAt: Date.now() + 10_000.5 }, 'expiresAt', 'The value must be of type integer.'],
+      ['an expiry that is not a number', { expiresAt: 'tomorrow' }, 'expiresAt', 'The value must be a whole number.'],
+      ['an expiry with a fraction', { expiresAt: Date.now() + 10_000.5 }, 'expiresAt', 'The value must be a whole number.'],
       ['an expiry beyond any date', { expiresAt: 9e15 }, 'expiresAt', 'The value is invalid.'],
-      ['a description of 1001 characters', { description: 'x'.repeat(1001) }, 'description', 'The value is too long (at most 1000).'],
-      ['a description that is not text', { description: 42 }, 'description', 'The value must be of type string.'],
+      ['a description of 1001 characters', { description: 'x'.repeat(1001) }, 'description', 'The value is too long: at most 1000 characters.'],
+      ['a description that is not text', { description: 42 }, 'description', 'The value must be text.'],
       ['an unknown property', { key: 'mdsk_chosen' }, 'key', 'The property is unknown.'],
     ];
     for (const [what, body, path, message] of invalid) {
@@ -208,7 +208,7 @@ describe('access keys', () => {
     it('answers a guessed key 401 with the challenges of the enabled methods and nothing more', async () => {
       expect(reference.status).to.equal(401);
       expect(reference.challenge).to.match(/^Basic /);
-      expect(reference.body).to.deep.equal({ statusCode: 401, method: 'GET', message: 'Authentication is required.', _links: { self: `${t.url}/rest/${db}/schemes` } });
+      expect(reference.body).to.deep.equal({ statusCode: 401, method: 'GET', message: 'The credentials were not accepted.', _links: { self: `${t.url}/rest/${db}/schemes` } });
       for (let i = 0; i < 20; i++) expect(await answer(randomKey())).to.deep.equal(reference);
     });
 
@@ -355,7 +355,7 @@ describe('access keys', () => {
       expect((await t.request(`/rest/${db}/accessKeys/${bossKey.id}`, { auth: c })).status).to.equal(404);
       expect((await t.request(`/rest/${db}/accessKeys/${bossKey.id}`, { method: 'DELETE', auth: c })).status).to.equal(404);
       // Naming the other tenant does not help: the administrator has no user there.
-      expect((await t.request(`/rest/${db}/accessKeys/${bossKey.id}`, { method: 'DELETE', auth: c, headers: inTenant('Default') })).status).to.equal(401);
+      expect((await t.request(`/rest/${db}/accessKeys/${bossKey.id}`, { method: 'DELETE', auth: c, headers: inTenant('Default') })).status).to.equal(403);
       expect((await t.request(`/rest/${db}/schemes`, withKey(bossKey.key))).status).to.equal(200);
       // Its own tenant's keys it manages.
       expect((await t.request(`/rest/${db}/accessKeys/${otherKey.id}`, { auth: c })).status).to.equal(200);

@@ -120,7 +120,7 @@ describe('access levels, checked on every call', () => {
 
   it('gives a tenant ADMINISTRATOR no way to the system administrator: a user with its login ID does not sign in as it', async () => {
     const forged = { loginId: ADMIN.loginId, password: secret('forged-admin-Passwort') };
-    const r = await t.request(`/rest/${db}/users`, { method: 'POST', auth: manager, json: { _type: 'User', ...forged, accessLevel: 'ADMINISTRATOR', defaultTenant: true } });
+    const r = await t.request(`/rest/${db}/users`, { method: 'POST', auth: manager, json: { _type: 'User', ...forged, accessLevel: 'ADMINISTRATOR' } });
     expect(r.status).to.equal(201);
     expect((await t.request(`/rest/${db}/users`, { auth: forged })).status).to.equal(401);
     expect((await t.request(`/rest/${db}/users`, { auth: forged, headers: inTenant('Default') })).status).to.equal(401);

@@ -3,6 +3,7 @@ import { createDirectory } from '../../runtime/auth/directory.ts';
 import type { DatabaseInfo } from '../../runtime/auth/types.ts';
 import { ADMIN, createDatabase, startService, type TestService } from '../helpers/service.ts';
 import { createTenant, createUser, expectNoSecretInLog, inTenant, secret, type Credentials } from './fixtures.ts';
+import { as, testIdentityPlugin } from './test-identity.ts';
 
 describe('login tenant (the six rules) and the service-tenant header', () => {
   let t: TestService;
@@ -34,7 +35,7 @@ describe('login tenant (the six rules) and the service-tenant header', () => {
   }
 
   before(async () => {
-    t = await startService();
+    t = await startService({}, { plugins: [testIdentityPlugin] });
     db = await createDatabase(t);
     // "Alpha" sorts before "Default", so no rule can pass by taking the first tenant in label order.
     for (const label of ['Alpha', 'Second']) tenantIds[label] = (await createTenant(t, db, label)).id as string;
@@ -110,17 +111,35 @@ describe('login tenant (the six rules) and the service-tenant header', () => {
       wrongBody = await wrongPassword.json();
     });
 
-    it('answers a tenant that does not exist as it answers a wrong password', async () => {
-      await rejected(await t.request(`/rest/${db}/schemes`, { auth: c, headers: inTenant('No such tenant') }));
-      await rejected(await t.request(`/rest/${db}/schemes`, { auth: { ...c, password: 'wrong-Passwort' }, headers: inTenant('No such tenant') }));
+    it('answers 403 to the right password for a tenant that does not exist, as for one where the login ID has no user', async () => {
+      const unknown = await t.request(`/rest/${db}/schemes`, { auth: c, headers: inTenant('No such tenant') });
+      const noUser = await t.request(`/rest/${db}/schemes`, { auth: c, headers: inTenant('Default') });
+      expect([unknown.status, noUser.status]).to.deep.equal([403, 403]);
+      expect(await unknown.json()).to.deep.equal(await noUser.json());
     });
 
-    it('answers a tenant where the login ID has no user as it answers a wrong password', async () => {
-      await rejected(await t.request(`/rest/${db}/schemes`, { auth: c, headers: inTenant('Default') }));
+    it('answers a wrong password for either tenant as it answers a wrong password without the header', async () => {
+      await rejected(await t.request(`/rest/${db}/schemes`, { auth: { ...c, password: 'wrong-Passwort' }, headers: inTenant('No such tenant') }));
+      await rejected(await t.request(`/rest/${db}/schemes`, { auth: { ...c, password: 'wrong-Passwort' }, headers: inTenant('Default') }));
     });
 
     it('answers a login ID that does not exist as it answers a wrong password', async () => {
       await rejected(await t.request(`/rest/${db}/schemes`, { auth: { loginId: 'no-such-login', password: c.password } }));
+    });
+
+    it('answers 403 by every method, the same for a tenant that does not exist and one without access', async () => {
+      const [member] = (await (await t.request(`/rest/${db}/users?loginId=member`, { headers: inTenant('Second') })).json())._embedded.users;
+      const { key } = await (await t.request(`/rest/${db}/users/${member.id}/accessKeys`, { method: 'POST', json: {} })).json();
+      const methods: [string, (tenant: string) => Promise<Response>][] = [
+        ['password', (tenant) => t.request(`/rest/${db}/schemes`, { auth: c, headers: inTenant(tenant) })],
+        ['external identity', (tenant) => t.request(`/rest/${db}/schemes`, as({ loginId: 'member' }, inTenant(tenant)))],
+        ['access key', (tenant) => t.request(`/rest/${db}/schemes`, { auth: null, headers: { 'service-access-key': key, ...inTenant(tenant) } })],
+      ];
+      for (const [method, call] of methods) {
+        const [unknown, noAccess] = [await call('No such tenant'), await call('Alpha')];
+        expect([unknown.status, noAccess.status], method).to.deep.equal([403, 403]);
+        expect(await unknown.json(), method).to.deep.equal(await noAccess.json());
+      }
     });
 
     it('still signs the member in with the right password and no header', async () => {

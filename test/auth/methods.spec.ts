@@ -79,8 +79,8 @@ describe('sign-in methods together', () => {
           expect((await s.request(`/rest/${db}/schemes`, { identity: { loginId: 'member' } })).status).to.equal(200);
           const explained = await (await s.request(`/rest/${db}/tenants/Default/accessRules/explain`, { method: 'POST', json: { loginId: 'other' } })).json();
           expect(explained).to.deep.equal(enabled
-            ? { rule: 0, action: 'CREATE', accessLevel: 'EDITOR', user: null, reason: 'rule' }
-            : { rule: null, action: 'DENY', accessLevel: null, user: null, reason: 'accessRulesDisabled' });
+            ? { rule: 0, action: 'CREATE', accessLevel: 'EDITOR', user: null, reason: 'rule', matched: {} }
+            : { rule: null, action: 'DENY', accessLevel: null, user: null, reason: 'accessRulesDisabled', matched: null });
         } finally {
           await s.close();
         }

@@ -96,6 +96,33 @@ describe('subject-identifier pinning', () => {
     expect((await user(admin.id as string, 'Second')).subjectId).to.equal('root-sub');
   });
 
+  it('pins a system administrator\'s identifier service-wide, without a user: another is refused in every database and on /api/admin', async () => {
+    const other = await createDatabase(t);
+    const admin = (subjectId: string | null, path = `/rest/${other}/schemes`) => t.request(path, as({ loginId: 'admin', subjectId }));
+    // Pinned by the sign-in of the test before, which went through the administrator's user in Second.
+    for (const path of [`/rest/${other}/schemes`, `/rest/${db}/schemes`, '/api/admin/databases']) {
+      expect((await admin('root-sub', path)).status, path).to.equal(200);
+      expect((await admin('intruder', path)).status, path).to.equal(401);
+    }
+    expect((await t.service.storage.knex.raw(`select subject_id from service.admin_subjects where login_id = 'admin'`)).rows).to.deep.equal([{ subject_id: 'root-sub' }]);
+  });
+
+  it('pins the first identifier of a system administrator who signs in to no tenant, on /api/admin', async () => {
+    await t.service.storage.knex.raw(`delete from service.admin_subjects`);
+    const admin = (subjectId: string) => t.request('/api/admin/databases', as({ loginId: 'admin', subjectId }));
+    const answers = await Promise.all(['first', 'second', 'first', 'second'].map(admin));
+    const [{ subject_id: pinned }] = (await t.service.storage.knex.raw(`select subject_id from service.admin_subjects where login_id = 'admin'`)).rows;
+    expect(answers.map((a) => a.status)).to.deep.equal(['first', 'second', 'first', 'second'].map((s) => (s === pinned ? 200 : 401)));
+    await t.service.storage.knex.raw(`update service.admin_subjects set subject_id = 'root-sub'`);
+  });
+
+  it('refuses a pinned user or system administrator whose sign-in leaves the identifier out, and pins nothing for one without', async () => {
+    for (const loginId of ['pinned', 'admin']) expect((await signIn({ loginId, subjectId: null })).status, loginId).to.equal(401);
+    const free = await createUser(t, db, { loginId: 'unpinned', accessLevel: 'READ_ONLY' });
+    expect((await signIn({ loginId: 'unpinned', subjectId: null })).status).to.equal(200);
+    expect(await user(free.id as string)).to.include({ _version: 1 }).and.not.have.property('subjectId');
+  });
+
   describe('read-only through the REST interface', () => {
     let id: string;
     const expectKept = async () => {

@@ -53,6 +53,9 @@ export async function startService(env: Record<string, string | undefined> = {},
   });
   const service = await createService(config, { plugins: [...PLUGINS.filter((p) => !options.without?.includes(p.name)), ...(options.plugins ?? [])], log: pino({ level: config.logLevel }, sink) });
   const port = await service.listen();
+  // On PostgreSQL every test service of a run shares the control schema: each starts, as on the embedded database,
+  // with no system administrator's subject identifier pinned by an earlier one.
+  await service.storage.knex.raw('delete from service.admin_subjects');
   const url = `http://127.0.0.1:${port}${config.contextPath}`;
   return {
     url,

@@ -93,8 +93,8 @@ describe('REST interface: bad input', () => {
       const body = await refused('POST', 'schemes/Bad/classifiers', 400, { json: { _type: 'Classifier', label: 'V', abstract: 'no', root: 3 }, headers: { 'Accept-Language': 'de-CH, en;q=0.5' } });
       expect(body.message).to.equal('Das Objekt Classifier kann nicht angelegt werden.');
       expect(body.violations).to.deep.equal([
-        { path: 'abstract', message: 'Der Wert muss vom Typ boolean sein.' },
-        { path: 'root', message: 'Der Wert muss vom Typ boolean sein.' },
+        { path: 'abstract', message: 'Der Wert muss true oder false sein.' },
+        { path: 'root', message: 'Der Wert muss true oder false sein.' },
       ]);
     });
   });
@@ -121,15 +121,15 @@ describe('REST interface: bad input', () => {
 
     it('answers 400 to an array where an object is expected, and to an object where an array is expected', async () => {
       let body = await refused('PUT', 'schemes/Bad', 400, { json: [{ _type: 'Scheme', label: 'Bad' }] });
-      expect(body.violations).to.deep.equal([{ path: '', message: 'The value must be of type object.' }]);
+      expect(body.violations).to.deep.equal([{ path: '', message: 'The value must be a JSON object.' }]);
       body = await refused('POST', 'schemes', 400, { json: [] });
-      expect(body.violations).to.deep.equal([{ path: '', message: 'The value must be of type object.' }]);
+      expect(body.violations).to.deep.equal([{ path: '', message: 'The value must be a JSON object.' }]);
       body = await refused('PATCH', 'schemes/Bad/classifiers', 400, { json: { _type: 'Classifier', label: 'X' } });
-      expect(body.violations).to.deep.equal([{ path: '', message: 'The value must be of type array.' }]);
+      expect(body.violations).to.deep.equal([{ path: '', message: 'The value must be a list (a JSON array).' }]);
       body = await refused('PUT', 'schemes/Bad/classifiers', 400, { json: [{ _type: 'Classifier', label: 'X' }, ['nested'], null] });
       expect(body.violations).to.deep.equal([
-        { path: '1', message: 'The value must be of type object.' },
-        { path: '2', message: 'The value must be of type object.' },
+        { path: '1', message: 'The value must be a JSON object.' },
+        { path: '2', message: 'The value must be a JSON object.' },
       ]);
     });
 
@@ -196,9 +196,9 @@ describe('REST interface: bad input', () => {
       const body = await refused('POST', 'schemes/Bad/classifiers', 400, { json: { _type: 'Classifier', label: 42, title: ['x'], status: 'DONE', colour: 'red' } });
       expect(body.violations).to.deep.equal([
         { path: 'colour', message: 'The property is unknown.' },
-        { path: 'label', message: 'The value must be of type string.' },
+        { path: 'label', message: 'The value must be text.' },
         { path: 'status', message: 'The value is not allowed; allowed: WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED.' },
-        { path: 'title', message: 'The value must be of type string.' },
+        { path: 'title', message: 'The value must be text.' },
       ]);
       const attr = await refused('POST', 'schemes/Bad/classifiers/Taken/attributes', 400, { json: { _type: 'BusinessAttribute', label: 'A', minCardinality: 1.5, identifying: 'true' } });
       expect(paths(attr)).to.deep.equal(['identifying', 'minCardinality']);
@@ -288,7 +288,7 @@ describe('REST interface: bad input', () => {
       let body = await refused('PUT', `schemes/Bad/classifiers/${long}`, 400, { json: { _type: 'Classifier' } });
       expect(paths(body)).to.deep.equal(['label']);
       body = await refused('POST', 'schemes/Bad/classifiers', 400, { json: { _type: 'Classifier', label: 'Ü'.repeat(5000) } });
-      expect(body.violations).to.deep.equal([{ path: 'label', message: 'The value is too long (at most 1000).' }]);
+      expect(body.violations).to.deep.equal([{ path: 'label', message: 'The value is too long: at most 1000 characters.' }]);
     });
 
     it('answers 400 to an empty label or one of blanks only', async () => {

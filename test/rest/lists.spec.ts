@@ -102,7 +102,7 @@ describe('REST interface: lists', () => {
         { _type: 'Classifier', label: 'New' },
         { _type: 'Classifier', label: 'Broken', abstract: 'yes' },
       ]);
-      expect(body.violations).to.deep.equal([{ path: '2.abstract', message: 'The value must be of type boolean.' }]);
+      expect(body.violations).to.deep.equal([{ path: '2.abstract', message: 'The value must be true or false.' }]);
       expect(await call('GET', path, 200)).to.deep.equal(before);
     });
 
@@ -159,7 +159,7 @@ describe('REST interface: lists', () => {
     it('refuses an object instead of an array', async () => {
       const { path } = await schemeWithClassifiers('Put Object');
       const body = await call('PUT', path, 400, { _type: 'Classifier', label: 'A' });
-      expect(body.violations).to.deep.equal([{ path: '', message: 'The value must be of type array.' }]);
+      expect(body.violations).to.deep.equal([{ path: '', message: 'The value must be a list (a JSON array).' }]);
     });
   });
 

@@ -185,3 +185,21 @@ describe('bulk work lets the event loop take its turn (InteractiveGate.giveWay)'
     expect(performance.now() - started).to.be.below(100);
   });
 });
+
+describe('what bulk work waited for (InteractiveGate.figures)', () => {
+  it('counts the pauses and rate-cap waits it made, and their time, not the calls that did not wait', async () => {
+    const clock = { now: 1_000 };
+    const gate = new InteractiveGate(10, () => clock.now);
+    gate.pause();
+    gate.throttle(1_000_000, 1_000_000);
+    expect(gate.figures).to.deep.equal({ pauses: 0, pausedMs: 0, rateWaits: 0, rateWaitedMs: 0 });
+    const leave = gate.enter();
+    const paused = gate.pause()!;
+    clock.now += 4;
+    leave();
+    await paused;
+    // 50 kB at 1 MB/s while a request was answered just now: 50 ms.
+    await gate.throttle(50_000, 1_000_000);
+    expect(gate.figures).to.deep.equal({ pauses: 1, pausedMs: 4, rateWaits: 1, rateWaitedMs: 50 });
+  });
+});

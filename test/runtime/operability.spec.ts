@@ -1,5 +1,4 @@
 /** Running the service: health, context path, OpenAPI, logs, shutdown, and a database that goes away. */
-import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { expect } from 'chai';
 import { validate } from '@readme/openapi-parser';
@@ -7,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { HEAP_FLAGS, missingHeapFlags } from '../../runtime/heap.ts';
 import { ADMIN, basic, createDatabase, logLines, startService, storageEnv, type TestService } from '../helpers/service.ts';
+import { startMain, startNpmStart } from '../helpers/main-process.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -22,6 +22,8 @@ describe('operability', () => {
     const r = await t.request('/health', { auth: null });
     expect(r.status).to.equal(200);
     expect(await r.json()).to.deep.equal({ status: 'ok' });
+    // No metrics listener unless SERVICE_METRICS_PORT asks for one.
+    expect(t.service.metricsPort()).to.equal(undefined);
   });
 
   it('serves the generated OpenAPI document as valid OpenAPI 3.1, in YAML and JSON', async () => {
@@ -86,27 +88,11 @@ describe('operability', () => {
     expect(logLines.join('\n')).to.not.contain(ADMIN.password);
   });
 
-  /** runtime/main.ts in a process of its own, as `npm start` runs it when `flags` are HEAP_FLAGS. */
-  async function startMain(flags: readonly string[], port: number) {
-    const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'runtime/main.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, ...storageEnv(), PORT: String(port), SERVICE_ADMIN_USER: 'admin', SERVICE_ADMIN_PASSWORD: 'admin-secret-1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    // The embedded database takes a while to start on a busy machine.
-    for (let i = 0; i < 600 && !output.includes('service listening'); i++) await new Promise((r) => setTimeout(r, 200));
-    expect(output).to.contain('service listening');
-    return { child, exited, output: () => output };
-  }
-
-  it('finishes a request in flight on SIGTERM and exits 0', async function () {
+  it('finishes a request in flight on SIGTERM to npm start and exits 0', async function () {
     this.timeout(180_000);
     const port = 20000 + Math.floor(Math.random() * 20000);
-    const { child, exited, output } = await startMain(HEAP_FLAGS, port);
+    // The signal goes to npm, as a process manager that started `npm start` sends it.
+    const { child, exited, output } = await startNpmStart(port);
     // Started as npm start starts it: no warning about V8 flags.
     expect(output()).to.not.contain('started without these flags');
     // A request whose body arrives only after the signal.
@@ -122,7 +108,7 @@ describe('operability', () => {
     socket.write(body.slice(5));
     await new Promise((r) => socket.once('close', r));
     expect(response).to.match(/^HTTP\/1\.1 201/);
-    expect(await exited).to.equal(0);
+    expect((await exited).code).to.equal(0);
   });
 
   it('npm start gives node the heap flags; one given with another value or spelling counts as given', () => {
@@ -144,7 +130,7 @@ describe('operability', () => {
     expect(warning[0].missing).to.deep.equal([...HEAP_FLAGS]);
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).to.equal(200);
     child.kill('SIGTERM');
-    expect(await exited).to.equal(0);
+    expect((await exited).code).to.equal(0);
   });
 
   describe('a PostgreSQL that goes away and comes back', () => {

@@ -4,7 +4,7 @@ import { BasicDriver, PasswordStore, parseBasic } from '../../../plugins/auth-ba
 import { CredentialCache } from '../../../plugins/auth-basic/cache.ts';
 import { parsePepperStore } from '../../../plugins/auth-basic/pepper.ts';
 import { PasswordHasher, type PasswordCheck, type StoredPassword } from '../../../plugins/auth-basic/passwords.ts';
-import { LoginThrottle } from '../../../plugins/auth-basic/throttle.ts';
+import { SignInThrottle } from '../../../runtime/auth/throttle.ts';
 import { createDirectory } from '../../../runtime/auth/directory.ts';
 import type { DatabaseInfo, Principal } from '../../../runtime/auth/types.ts';
 import { ServiceError } from '../../../runtime/errors.ts';
@@ -44,7 +44,7 @@ describe('BasicDriver', () => {
     const basicDriver = new BasicDriver({
       hasher, passwords: new PasswordStore(knex), directory: createDirectory(knex, [ADMIN.loginId]),
       cache: new CredentialCache<true>({ ttlMs: 60_000, now }), signIns: new CredentialCache<Principal>({ ttlMs: 60_000, now }),
-      throttle: new LoginThrottle(), log: { warn: () => {} },
+      throttle: new SignInThrottle(), log: { warn: () => {} },
     });
     const signIn = (loginId: string, password: string, requestedTenant?: string) => {
       const ctx = { get: (name: string) => (name.toLowerCase() === 'authorization' ? basic(loginId, password) : '') } as unknown as Context;
@@ -140,8 +140,9 @@ describe('BasicDriver', () => {
   it('spends a verification on a login ID without a user too, so the time taken does not tell', async () => {
     const { hasher, signIn } = driver();
     expect(await status(signIn('nobody', 'some-Passwort'))).to.equal(401);
-    expect(await status(signIn(bob.loginId, bob.password, 'No such tenant'))).to.equal(401);
-    expect(hasher.verifications).to.equal(2);
+    expect(await status(signIn(bob.loginId, 'wrong-Passwort', 'No such tenant'))).to.equal(401);
+    expect(await status(signIn(bob.loginId, bob.password, 'No such tenant'))).to.equal(403);
+    expect(hasher.verifications).to.equal(3);
   });
 
   it('checks no password of a locked login ID, not even the right one', async () => {

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Context } from 'koa';
 import { CredentialCache } from '../../../plugins/auth-basic/cache.ts';
-import { LoginThrottle } from '../../../plugins/auth-basic/throttle.ts';
+import { SignInThrottle } from '../../../runtime/auth/throttle.ts';
 import { DirectoryDriver } from '../../../plugins/auth-ldap/index.ts';
 import { DirectoryUnavailable, LdapDirectory } from '../../../plugins/auth-ldap/ldap-directory.ts';
 import { parseDirectorySettings } from '../../../plugins/auth-ldap/settings.ts';
@@ -298,10 +298,10 @@ describe('auth-ldap against slapd', () => {
     function driver(options: { ttlMs?: number; now?: () => number } = {}) {
       const { directory: d, log } = directory();
       const signIns = new CredentialCache<ExternalIdentity>({ ttlMs: options.ttlMs ?? 60_000, now: options.now });
-      const throttle = new LoginThrottle();
+      const throttle = new SignInThrottle();
       const ldap = new DirectoryDriver({ directory: d, signIns, throttle });
-      const signIn = (authorization: string | undefined) => {
-        const ctx = { get: (name: string) => (name.toLowerCase() === 'authorization' ? authorization ?? '' : '') } as unknown as Context;
+      const signIn = (authorization: string | undefined, ip = '127.0.0.1') => {
+        const ctx = { ip, get: (name: string) => (name.toLowerCase() === 'authorization' ? authorization ?? '' : '') } as unknown as Context;
         return ldap.authenticate({ ctx, db: { name: 'db', defaultTenant: 't' } });
       };
       return { ldap, signIn, log };
@@ -399,6 +399,13 @@ describe('auth-ldap against slapd', () => {
       expect(Number((err as ServiceError).headers['Retry-After'])).to.be.greaterThan(0);
       // Another login ID is not affected.
       expect(await signIn(basic(PEOPLE.bob.uid, PEOPLE.bob.password))).to.have.property('kind', 'external');
+    });
+
+    it('locks the login ID for the address that failed, not for the person signing in from another (as password sign-in does)', async () => {
+      const { signIn } = driver();
+      for (let i = 0; i < 5; i++) expect(await status(signIn(basic(PEOPLE.plain.uid, `wrong-${i}`), '203.0.113.66'))).to.equal(401);
+      expect(await status(signIn(basic(PEOPLE.plain.uid, PEOPLE.plain.password), '203.0.113.66'))).to.equal(429);
+      expect(await signIn(basic(PEOPLE.plain.uid, PEOPLE.plain.password), '198.51.100.7')).to.have.property('kind', 'external');
     });
 
     it('counts tries under case and blank variants of a login ID, which the directory matches alike, together', async () => {

@@ -32,6 +32,8 @@ describe('OpenID Connect: sign-in with a bearer token from the provider', functi
         // A person whose login ID the provider later gives to someone else (a new subject).
         account('pat', {}, 'sub-pat-original'),
         account('pat-successor', { login_id: 'pat' }, 'sub-pat-successor'),
+        // Another person the provider gives the system administrator's login ID (a new subject).
+        account('admin-successor', { login_id: ADMIN_LOGIN }, 'sub-admin-successor'),
         account('guest', { groups: ['partners', 'visitors'], tenant_id: 'partner-org', given_name: 'Gina', family_name: 'Guest', name: 'Gina Guest' }),
         account('outsider', { groups: 'visitors, others', tenant_id: 'unknown-org' }),
       ],
@@ -153,6 +155,15 @@ describe('OpenID Connect: sign-in with a bearer token from the provider', functi
     expect(r.status).to.equal(401);
     // The original subject still signs in.
     expect((await sessionWith(t, db, original)).loginId).to.equal('pat');
+  });
+
+  it('pins the system administrator\'s Subject Identifier too, with no user: another subject is refused (401) everywhere', async () => {
+    expect((await sessionWith(t, db, adminToken)).systemAdmin).to.equal(true);
+    const successor = await tokenOf(provider, 'admin-successor');
+    for (const path of [`/api/${db}/session`, `/rest/${db}/tenants`, '/api/admin/databases']) {
+      expect((await t.request(path, bearer(successor))).status, path).to.equal(401);
+    }
+    expect((await t.request('/api/admin/databases', bearer(adminToken))).status).to.equal(200);
   });
 
   it('hands groups, tenant ID and names to the access rules of the login tenant', async function () {

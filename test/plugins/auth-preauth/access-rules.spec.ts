@@ -88,6 +88,20 @@ describe('pre-authentication: access rules for callers without a user', () => {
     expect(await status('pinned', { [H.jwt]: unsignedJwt(claims) })).to.equal(200);
     expect((await userOf('pinned')).subjectId).to.equal('subject-b');
     expect(await status('pinned', { [H.jwt]: unsignedJwt({ ...claims, sub: 'subject-c' }) })).to.equal(401);
+    // Leaving the JWT, or its subject claim, out does not get around the pin.
+    expect(await status('pinned', {})).to.equal(401);
+    expect(await status('pinned', { [H.jwt]: unsignedJwt({ tid: 'tid-create' }) })).to.equal(401);
+    // A caller with nothing pinned still signs in without a JWT.
+    expect(await status('guest-4', { [H.groups]: 'readers' })).to.equal(200);
+  });
+
+  it('pins the system administrator\'s subject identifier, which then cannot be left out either (401)', async () => {
+    const admin = (headers: Record<string, string>) => t.request('/api/admin/databases', proxied(ADMIN.loginId, headers));
+    expect((await admin({ [H.jwt]: unsignedJwt({ sub: 'root-1' }) })).status).to.equal(200);
+    expect((await admin({ [H.jwt]: unsignedJwt({ sub: 'root-2' }) })).status).to.equal(401);
+    expect((await admin({})).status).to.equal(401);
+    expect(await status(ADMIN.loginId, {})).to.equal(401);
+    expect(await status(ADMIN.loginId, { [H.jwt]: unsignedJwt({ sub: 'root-1' }) })).to.equal(200);
   });
 });
 

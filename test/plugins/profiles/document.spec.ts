@@ -125,7 +125,7 @@ describe('profiles: reading annotation and profile files', () => {
       const v = only('annotations', source);
       expect(v).to.deep.include({ key: 'profileUnknownBaseType', path: 'Scheme.customProperties.gültigAb.baseType' });
       expect(v.params).to.include({ line: lineOf(source, 'baseType: DATUM'), column: 17, value: 'DATUM' });
-      expect(translate('de', v.key, v.params)).to.equal(`Zeile ${v.params!.line}, Spalte 17: der Basistyp DATUM ist unbekannt; erlaubt: STRING, TEXT, INTEGER, DECIMAL, BOOLEAN, DATE, DATETIME, REFERENCE.`);
+      expect(translate('de', v.key, v.params)).to.equal(`Zeile ${v.params!.line}, Spalte 17: Der Basistyp DATUM ist unbekannt; erlaubt: STRING, TEXT, INTEGER, DECIMAL, BOOLEAN, DATE, DATETIME, REFERENCE.`);
     });
 
     it('a custom property without a base type, at its name', () => {

@@ -41,12 +41,15 @@ describe('Query interface: jobs', () => {
     const sql = 'select label, status_label from scheme_view order by label';
     const id = await startJob(t, f.db, sql, 'format=XML&language=de');
     const statistics = await finished(t, f.db, id);
-    expect(statistics).to.deep.equal({ status: 'COMPLETED', messages: [{ level: 'INFO', message: 'Die Abfrage ist mit 2 Zeilen abgeschlossen.' }] });
+    const { progress, ...rest } = statistics;
+    expect(rest).to.deep.equal({ status: 'COMPLETED', messages: [{ level: 'INFO', message: 'Die Abfrage ist mit 2 Zeilen abgeschlossen.' }] });
     const logs = JSON.parse((await get(`${id}/logs`)).text);
     expect(logs.totalCount).to.equal(3);
     expect(logs.data.map((d: Json) => d.level)).to.deep.equal(['INFO', 'INFO', 'INFO']);
     const download = await get(`${id}/download`);
     expect(download.status).to.equal(200);
+    expect(progress).to.include({ rows: 2, bytes: Buffer.byteLength(download.text) });
+    expect(progress.elapsedMs).to.be.a('number').at.least(0);
     expect(download.headers.get('content-type')).to.equal('application/xml; charset=utf-8');
     const sync = await runQuery(t, f.db, sql, { format: 'XML', params: { language: 'de' } });
     expect(download.text).to.equal(await sync.text()).and.include('<status_label>In Bearbeitung</status_label>');
@@ -77,23 +80,42 @@ describe('Query interface: jobs', () => {
 
   it('answers 202 and a 409 download while a job runs, and fails the job when its statement times out', async () => {
     const id = await startJob(t, f.db, slowStatement(), 'format=CSV&statementTimeout=1500');
+    // The job's statement holds no request (embedded, it runs on a copy of the database): the job is seen unfinished.
     const early = await t.request(`/api/${f.db}/jobs/${id}/statistics`);
-    // Embedded, the request waits for the database, which the job holds: it may see the job finished already.
-    if (early.status === 202) {
-      expect((await early.json()).status).to.be.oneOf(['QUEUED', 'RUNNING']);
-      const download = await get(`${id}/download`);
-      expect(download.status).to.equal(409);
-      const { message } = JSON.parse(download.text);
-      // The job may have failed between the two requests; then the answer says so.
-      if (message !== 'The job has not completed; its result can be downloaded once it has.') {
-        expect(message).to.equal('The job failed; it has no result. The job log holds the cause.');
-        expect(JSON.parse((await get(`${id}/statistics`)).text).status).to.equal('FAILED');
-      }
-    }
+    expect(early.status).to.equal(202);
+    expect((await early.json()).status).to.be.oneOf(['QUEUED', 'RUNNING']);
+    const download = await get(`${id}/download`);
+    expect(download.status).to.equal(409);
+    expect(JSON.parse(download.text)).to.deep.equal({ message: 'The job has not completed; its result can be downloaded once it has.' });
     const statistics = await finished(t, f.db, id);
     expect(statistics.status).to.equal('FAILED');
     const logs = JSON.parse((await get(`${id}/logs`)).text);
     expect(logs.data.at(-1).message).to.match(/cancelled because it ran longer than the statement timeout of 1500 ms/);
+  });
+
+  it('shows the rows and bytes a running job has written so far, and the time since it started', async function () {
+    this.timeout(60_000);
+    // Slow per row (md5 a thousand times over), so that the rows arrive over seconds.
+    const hash = Array.from({ length: 40 }).reduce<string>((e) => `md5(${e})`, 'n::text');
+    const sql = `with recursive r(n) as (select 1 union all select n + 1 from r where n < 60000) select n, ${hash} as h from r`;
+    const id = await startJob(t, f.db, sql, 'format=JSON');
+    let seen: Json | undefined;
+    for (const until = Date.now() + 30_000; !seen && Date.now() < until;) {
+      const r = await t.request(`/api/${f.db}/jobs/${id}/statistics`);
+      const body = await r.json();
+      if (r.status === 200) break;
+      if (body.progress?.rows > 0) seen = body;
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(seen, 'progress while running').to.not.equal(undefined);
+    expect(seen!.status).to.equal('RUNNING');
+    expect(seen!.progress.rows).to.be.above(0).and.below(60000);
+    expect(seen!.progress.elapsedMs).to.be.above(0);
+    const done = await finished(t, f.db, id, undefined, 60_000);
+    expect(done.status).to.equal('COMPLETED');
+    expect(done.progress.rows).to.equal(60000);
+    expect(done.progress.bytes).to.equal(Buffer.byteLength((await get(`${id}/download`)).text));
+    expect(done.progress.elapsedMs).to.be.at.least(seen!.progress.elapsedMs);
   });
 
   it('hides a job from administrators of other tenants, and a system administrator\'s job from tenant administrators (404)', async () => {
