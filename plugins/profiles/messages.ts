@@ -94,7 +94,7 @@ registerMessages('de', {
   profileDeclaredTwice: 'Zeile {line}, Spalte {column}: Die benutzerdefinierte Eigenschaft {value} ist für den Typ {type} zweimal deklariert (auch in Zeile {otherLine}).',
   profileDeclaresCustom: 'Zeile {line}, Spalte {column}: Ein Profil stellt benutzerdefinierte Eigenschaften dar, kann sie aber nicht deklarieren: {value} gehört in die Annotationen.',
   profileTooManyProblems: 'Es gibt {count} weitere Probleme.',
-  profileTooManyAliases: 'Zeile {line}, Spalte {column}: die Datei verwendet mehr als {limit} Aliase (*name); schreiben Sie die Werte aus.',
+  profileTooManyAliases: 'Zeile {line}, Spalte {column}: Die Datei verwendet mehr als {limit} Aliase (*name); schreiben Sie die Werte aus.',
   profileAliasesExpand: 'Die Aliase (*name) der Datei würden ihr mehr als {limit} Werte hinzufügen; schreiben Sie die Werte aus.',
   profileTooComplex: 'Die Datei konnte nicht innerhalb von {seconds} Sekunden gelesen werden; sie ist zu komplex (tief verschachtelt oder sehr viele Schlüssel in einer Zuordnung).',
   customPropertyUnknown: 'Die benutzerdefinierte Eigenschaft ist in den Annotationen dieses Mandanten für den Typ {type} nicht deklariert.',

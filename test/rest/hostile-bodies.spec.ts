@@ -216,10 +216,10 @@ describe('REST interface: hostile bodies', () => {
 
     it('refuses two million access rules or groups by their count, not item by item (4 s and 700 MB before)', async () => {
       let { body, cpuMs } = await timed(`tenants/Default/accessRules`, 'PUT', `[${ones(2_000_000)}]`);
-      expect(body.violations).to.deep.equal([{ path: '', message: 'The value is too long (at most 1000).' }]);
+      expect(body.violations).to.deep.equal([{ path: '', message: 'The list is too long: at most 1000 entries.' }]);
       expect(cpuMs, 'ms of CPU').to.be.below(1000);
       ({ body, cpuMs } = await timed(`tenants/Default/accessRules`, 'PUT', `[{"action":"DENY","condition":{"groups":[${ones(2_000_000)}]}}]`));
-      expect(body.violations).to.deep.equal([{ path: '0.condition.groups', message: 'The value is too long (at most 1000).' }]);
+      expect(body.violations).to.deep.equal([{ path: '0.condition.groups', message: 'The list is too long: at most 1000 entries.' }]);
       expect(cpuMs, 'ms of CPU').to.be.below(1000);
       ({ body, cpuMs } = await timed(`tenants/Default/accessRules/explain`, 'POST', `{"loginId":"x","groups":[${ones(2_000_000)}]}`));
       expect(body.violations.map((v: Json) => v.path)).to.deep.equal(['groups']);
@@ -232,7 +232,8 @@ describe('REST interface: hostile bodies', () => {
       expect(body.violations).to.have.length(100);
       expect(body.violations[0]).to.deep.equal({ path: 'p0', message: 'The property is unknown.' });
       expect(body.violationsOmitted).to.equal(800_000 - 100);
-      expect(cpuMs, 'ms of CPU').to.be.below(2000);
+      // Parsing 800,000 keys and listing them once cost V8 about 1.1 s by themselves (measured 1.8-2.1 s in all, quiet).
+      expect(cpuMs, 'ms of CPU').to.be.below(2500);
       const key = await timed(`users/${(await (await send('users?loginId=ed')).json())._embedded.users[0].id}/accessKeys`, 'POST', `{${keys}}`);
       expect(key.body.violations.map((v: Json) => v.path)).to.deep.equal(['p0']);
     });

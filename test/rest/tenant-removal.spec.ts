@@ -65,7 +65,7 @@ describe('REST interface: deleting a tenant', () => {
     expect(r.status).to.equal(409);
     expect(await r.json()).to.include({ statusCode: 409, method: 'DELETE', message: 'The tenant Busy cannot be deleted: it still holds objects other than its users.' });
     const de = await t.request(`/rest/${db}/tenants/Busy`, { method: 'DELETE', headers: { 'accept-language': 'de' } });
-    expect((await de.json()).message).to.equal('Der Mandant Busy kann nicht gelöscht werden: er enthält noch andere Objekte als seine Benutzer.');
+    expect((await de.json()).message).to.equal('Der Mandant Busy kann nicht gelöscht werden: Er enthält noch andere Objekte als seine Benutzer.');
     expect((await t.request(`/rest/${db}/tenants/Busy`)).status).to.equal(200);
     expect((await t.request(`/rest/${db}/tenants`, { auth: boss, headers: inTenant('Busy') })).status).to.equal(200);
     for (const table of ['access_keys', 'access_rules', 'profiles', 'query_jobs']) expect(await rowsOf(table, tenant.id), table).to.equal(1);
