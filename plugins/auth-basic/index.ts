@@ -6,7 +6,7 @@
  * (runtime/auth/throttle.ts), so that an attacker's guesses never lock out
  * the person signing in from elsewhere.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createError } from '../../runtime/errors.ts';
 import type { AuthDriver, AuthRequest, AuthResult, Directory, Principal } from '../../runtime/auth/types.ts';
@@ -109,7 +109,7 @@ export class BasicDriver implements AuthDriver {
     if (parsed === 'malformed') throw this.rejection();
     const { loginId, password } = parsed;
     // The login ID by a digest: the throttle remembers many, and an attacker chooses their length.
-    const attempt: Attempt = { address: clientAddress(ctx), loginKey: createHash('sha256').update(loginId, 'utf8').digest('base64') };
+    const attempt: Attempt = { address: clientAddress(ctx), loginKey: hash('sha256', loginId, 'base64') };
     const gate = this.o.throttle.check(attempt);
     if (!gate.allowed) throw createError('TOO_MANY_ATTEMPTS', {}, [], { 'Retry-After': String(gate.retryAfterSeconds) });
     const scope = `${db?.name ?? ''}\u0000${requestedTenant ?? ''}`;

@@ -29,6 +29,8 @@ export type LoginThrottleOptions = {
 export type ThrottleDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 const MAX_LOCK_MS = 15 * 60_000;
+/** Every sign-in asks: one answer object for all that pass. */
+const ALLOWED: ThrottleDecision = Object.freeze({ allowed: true });
 const WINDOW_MS = 15 * 60_000;
 
 /** Five failures of one login ID from one address within 15 minutes: locked for 30 s, doubling while it goes on. */
@@ -61,13 +63,13 @@ export class LoginThrottle {
 
   check(loginId: string): ThrottleDecision {
     const state = this.states.get(loginId);
-    if (!state) return { allowed: true };
+    if (!state) return ALLOWED;
     const now = this.now();
     if (state.lockedUntil > now) {
       return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((state.lockedUntil - now) / 1000)) };
     }
     if (this.isStale(state, now)) this.states.delete(loginId);
-    return { allowed: true };
+    return ALLOWED;
   }
 
   fail(loginId: string): void {
@@ -128,10 +130,11 @@ export class SignInThrottle {
 
   /** Refused when the pair or the address is locked; the longer wait is the one to tell. */
   check(attempt: Attempt): ThrottleDecision {
-    const decisions = [this.addresses.check(attempt.address)];
-    if (attempt.loginKey !== undefined) decisions.push(this.pairs.check(pairKey(attempt)));
-    const waits = decisions.flatMap((d) => (d.allowed ? [] : [d.retryAfterSeconds]));
-    return waits.length ? { allowed: false, retryAfterSeconds: Math.max(...waits) } : { allowed: true };
+    const address = this.addresses.check(attempt.address);
+    const pair = attempt.loginKey === undefined ? ALLOWED : this.pairs.check(pairKey(attempt));
+    if (address.allowed) return pair;
+    if (pair.allowed) return address;
+    return { allowed: false, retryAfterSeconds: Math.max(address.retryAfterSeconds, pair.retryAfterSeconds) };
   }
 
   fail(attempt: Attempt): void {
