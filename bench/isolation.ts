@@ -11,7 +11,7 @@
  *
  * The statement counts through a recursive query that never ends by itself
  * and is stopped by its statementTimeout; embedded, it runs on a copy of the
- * database (runtime/storage/snapshot-readers.ts). The GETs start
+ * database (runtime/storage/pglite/readers.ts). The GETs start
  * --settle-seconds after it, so that it is running by then.
  *
  *   npx tsx bench/isolation.ts [--backend both|pglite|postgres] [--duration 10] [--rate 50] [--sign-in-rate 5] [--users 100] [--query-seconds 20]

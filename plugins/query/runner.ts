@@ -24,7 +24,7 @@
  * Embedded (PGlite): the database is one backend, so a statement run on it
  * would hold every other request of every tenant until it ends. Statements
  * run on a copy of it instead, as of the moment the run asked for it, in a
- * thread of its own (runtime/storage/snapshot-readers.ts, at most
+ * thread of its own (runtime/storage/pglite/readers.ts, at most
  * SERVICE_QUERY_POOL_SIZE copies). Rows are fetched from a cursor declared
  * in the transaction, a batch at a time, and written to a temporary file;
  * the copy is given back as soon as the statement is done, and the file is
@@ -42,7 +42,7 @@ import { Readable } from 'node:stream';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Storage } from '../../runtime/storage/connection.ts';
-import type { SnapshotReaders } from '../../runtime/storage/snapshot-readers.ts';
+import type { SnapshotReaders } from '../../runtime/storage/pglite/readers.ts';
 import { schemaOf } from '../../runtime/storage/migrations.ts';
 import type { Language } from '../../runtime/messages.ts';
 import { CompositionRefused, composeChecked, describeSql, resultSql, type Column } from './compose.ts';

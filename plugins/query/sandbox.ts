@@ -63,7 +63,7 @@ const ALLOWED_NODES = new Set([
  * makes it harder: a recursive query that doubles a string gets there too.
  * What bounds memory is the database: PostgreSQL refuses a value over 1 GB,
  * and the embedded database, whose memory never shrinks, is reopened once
- * such a statement is over (runtime/storage/pglite-host.ts).
+ * such a statement is over (runtime/storage/pglite/host.ts).
  */
 const ALLOWED_FUNCTIONS = new Set([
   // strings

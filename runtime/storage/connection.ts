@@ -3,21 +3,21 @@
  * embedded PGlite in the data folder. Both are driven through knex's `pg`
  * client, so the same SQL serves both.
  *
- * PGlite runs in a thread of its own (pglite-host.ts), reached through a
+ * PGlite runs in a thread of its own (pglite/host.ts), reached through a
  * stream that pg uses as its socket: long statements do not block the event
  * loop, and interrupt() can stop one. `memory://` is a temporary folder,
  * removed on close(), so that the database survives the thread's replacement.
  * PGlite is one backend: long reads run on copies of the database in threads
- * of their own (openReaders(), snapshot-readers.ts).
+ * of their own (openReaders(), pglite/readers.ts).
  */
 import { mkdirSync } from 'node:fs';
 import knexLib, { type Knex } from 'knex';
 import pg from 'pg';
-import { PgliteHost, type StorageLog } from './pglite-host.ts';
-import { createTemporaryDataDir, emptyDatabaseTemplate, removeTemporaryDataDir } from './pglite-files.ts';
-import { SnapshotReaders } from './snapshot-readers.ts';
+import { PgliteHost, type StorageLog } from './pglite/host.ts';
+import { createTemporaryDataDir, emptyDatabaseTemplate, removeTemporaryDataDir } from './pglite/files.ts';
+import { SnapshotReaders } from './pglite/readers.ts';
 
-export type { StorageLog } from './pglite-host.ts';
+export type { StorageLog } from './pglite/host.ts';
 
 export interface Storage {
   knex: Knex;
@@ -30,7 +30,7 @@ export interface Storage {
   /**
    * Embedded database only: up to `size` copies of it (closed after `idleMs` unused), each in a thread of
    * its own, for statements that must not hold the database
-   * (snapshot-readers.ts). The caller closes them before the storage.
+   * (pglite/readers.ts). The caller closes them before the storage.
    */
   openReaders?(options: { size: number; idleMs?: number }): SnapshotReaders;
   close(): Promise<void>;

@@ -14,8 +14,8 @@ import { expect } from 'chai';
 import copyStreams from 'pg-copy-streams';
 import type { Worker } from 'node:worker_threads';
 import { EMBEDDED_HOST, openStorage, type Storage, type StorageLog } from '../../runtime/storage/connection.ts';
-import { RECYCLE_BYTES, type PgliteHost } from '../../runtime/storage/pglite-host.ts';
-import { emptyDatabaseTemplate, pgliteArtifacts } from '../../runtime/storage/pglite-files.ts';
+import { RECYCLE_BYTES, type PgliteHost } from '../../runtime/storage/pglite/host.ts';
+import { emptyDatabaseTemplate, pgliteArtifacts } from '../../runtime/storage/pglite/files.ts';
 
 /** Runs for minutes in PGlite (about 2.5 million rows a second on this machine). */
 const LONG = 'select count(*) from generate_series(1, 1e9)';

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { expect } from 'chai';
 import { openStorage, type Storage } from '../../runtime/storage/connection.ts';
-import { SnapshotReaders, type SnapshotLease } from '../../runtime/storage/snapshot-readers.ts';
+import { SnapshotReaders, type SnapshotLease } from '../../runtime/storage/pglite/readers.ts';
 
 const quiet = { info() {}, warn() {}, error() {} };
 const LONG = `with recursive r(n) as (select 1 union all select n + 1 from r where n < 50000000) select count(*) from r`;

@@ -7,7 +7,7 @@ import { withoutLocations, type CheckedStatement } from '../../../plugins/query/
 import { schemaOf } from '../../../runtime/storage/migrations.ts';
 import { applyViews, readViewsSql } from '../../../runtime/storage/views.ts';
 import { EMBEDDED_HOST } from '../../../runtime/storage/connection.ts';
-import { RECYCLE_BYTES, type PgliteHost } from '../../../runtime/storage/pglite-host.ts';
+import { RECYCLE_BYTES, type PgliteHost } from '../../../runtime/storage/pglite/host.ts';
 import { finished, queryFixture, refused, rows, type QueryFixture } from './fixtures.ts';
 
 /** What a statement could have changed: the tables' contents and the read-only role's rights. */

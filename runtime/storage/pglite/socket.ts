@@ -14,8 +14,11 @@
  * statements are prepared again on the new thread before the next batch.
  */
 import { Duplex } from 'node:stream';
+import {
+  COPY_FROM_STDIN, COPY_IN_RESPONSE, SYNC, abortedError, cString, commandComplete, errorResponse, parameterDescriptionNone, readyForQuery, simple, startsWithCopy, toTransferable,
+} from './framing.ts';
 
-/** What a connection needs from the database thread (runtime/storage/pglite-host.ts). */
+/** What a connection needs from the database thread (runtime/storage/pglite/host.ts). */
 export interface ProtocolCarrier {
   attach(socket: PgliteSocket): void;
   detach(socket: PgliteSocket): void;
@@ -355,67 +358,4 @@ export class PgliteSocket extends Duplex {
     this.skipTillSync = true;
     return true;
   }
-}
-
-const SYNC = Buffer.from([0x53, 0, 0, 0, 4]);
-const COPY_FROM_STDIN = /^\s*copy\s[\s\S]*\sfrom\s+stdin\b/i;
-/** Text format, no column formats: pg-copy-streams only waits for the message. */
-const COPY_IN_RESPONSE = Buffer.from([0x47, 0, 0, 0, 7, 0, 0, 0]);
-
-/** One fresh ArrayBuffer holding the parts, so that it can be transferred (never Node's shared pool). */
-function toTransferable(parts: Buffer[]): Uint8Array {
-  let total = 0;
-  for (const part of parts) total += part.length;
-  const out = new Uint8Array(new ArrayBuffer(total));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
-
-/** Whether the text at `start` begins with COPY (after blanks): only then is a query decoded to look for FROM STDIN. */
-function startsWithCopy(message: Buffer, start: number): boolean {
-  let at = start;
-  while (at < message.length && (message[at] === 0x20 || (message[at] >= 0x09 && message[at] <= 0x0d))) at++;
-  return at + 4 <= message.length && message.toString('latin1', at, at + 4).toLowerCase() === 'copy';
-}
-
-function cString(message: Buffer, start: number): string {
-  const end = message.indexOf(0, start);
-  return message.toString('utf8', start, end < 0 ? message.length : end);
-}
-
-function backendMessage(type: string, body: Buffer): Buffer {
-  const out = Buffer.alloc(5 + body.length);
-  out.write(type, 0, 'latin1');
-  out.writeInt32BE(4 + body.length, 1);
-  body.copy(out, 5);
-  return out;
-}
-
-function simple(type: string): Buffer {
-  return backendMessage(type, Buffer.alloc(0));
-}
-
-function readyForQuery(status: 'I' | 'T' | 'E'): Buffer {
-  return backendMessage('Z', Buffer.from(status, 'latin1'));
-}
-
-function commandComplete(tag: string): Buffer {
-  return backendMessage('C', Buffer.from(`${tag}\0`, 'utf8'));
-}
-
-function parameterDescriptionNone(): Buffer {
-  return backendMessage('t', Buffer.alloc(2));
-}
-
-export function errorResponse(severity: 'ERROR' | 'FATAL', code: string, message: string): Buffer {
-  const fields = `S${severity}\0V${severity}\0C${code}\0M${message}\0\0`;
-  return backendMessage('E', Buffer.from(fields, 'utf8'));
-}
-
-function abortedError(): Buffer {
-  return errorResponse('ERROR', '25P02', 'current transaction is aborted, commands ignored until end of transaction block');
 }

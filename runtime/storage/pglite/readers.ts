@@ -1,6 +1,6 @@
 /**
  * Where the embedded database runs long reads: copies of it (snapshots,
- * pglite-snapshot.ts), each opened in a thread of its own. PGlite is one
+ * snapshot.ts), each opened in a thread of its own. PGlite is one
  * backend: a statement of the query interface that ran on it for minutes
  * held every REST call and sign-in of every tenant for as long. On a copy it
  * holds nobody but the queries queued behind it, and stopping it (its
@@ -14,9 +14,9 @@
  */
 import pg from 'pg';
 import type { Knex } from 'knex';
-import { PgliteHost, type StorageLog } from './pglite-host.ts';
-import { createTemporaryDataDir, removeTemporaryDataDir } from './pglite-files.ts';
-import { currentLsn, takeSnapshot } from './pglite-snapshot.ts';
+import { PgliteHost, type StorageLog } from './host.ts';
+import { createTemporaryDataDir, removeTemporaryDataDir } from './files.ts';
+import { currentLsn, takeSnapshot } from './snapshot.ts';
 
 /**
  * The copies' threads run at this nice value: a report that takes a core
@@ -175,7 +175,7 @@ export class SnapshotReaders {
   /**
    * A copy in a new folder, one at a time. Tried twice: a backup breaks off
    * when the database's thread is replaced meanwhile (its memory had grown,
-   * pglite-host.ts), and the next one then succeeds.
+   * host.ts), and the next one then succeeds.
    */
   private async snapshot(): Promise<{ dir: string; lsn: bigint }> {
     const take = async () => {

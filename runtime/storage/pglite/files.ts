@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
-export const WORKER_URL = new URL('./pglite-worker.mjs', import.meta.url);
+export const WORKER_URL = new URL('./worker.mjs', import.meta.url);
 
 export interface PgliteArtifacts {
   pgliteWasmModule?: WebAssembly.Module;

@@ -8,13 +8,13 @@
  * worker's own module, so a TypeScript worker would not load under
  * `tsx runtime/main.ts` nor under mocha with `--import tsx`.
  *
- * Messages from the main thread (runtime/storage/pglite-host.ts):
+ * Messages from the main thread (runtime/storage/pglite/host.ts):
  *   {type: 'exec', id, bytes, reset, discard}: frontend protocol messages;
  *     answered by 'data' chunks (large results stream) and one 'done'
  *     (whether a transaction is open, the size of the database's memory).
  *   {type: 'close'}: shut the database down cleanly, answered by 'closed'.
  * workerData.niceness, when set, lowers this thread's priority (copies that
- * run long reads, runtime/storage/snapshot-readers.ts).
+ * run long reads, runtime/storage/pglite/readers.ts).
  * workerData.mode 'template' instead creates a database in workerData.dataDir,
  * shuts it down and posts its files (one SharedArrayBuffer) so that later
  * empty databases are copies instead of each running initdb.
@@ -128,7 +128,7 @@ class Answer {
 /**
  * The size of the database's WebAssembly memory. It grows with the largest
  * value or sort a statement needed and never shrinks; the main thread reopens
- * the database in a new thread when it is too large (pglite-host.ts).
+ * the database in a new thread when it is too large (pglite/host.ts).
  */
 function memoryBytes(pg) {
   return pg.mod?.HEAPU8?.byteLength ?? 0;

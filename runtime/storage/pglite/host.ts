@@ -1,5 +1,5 @@
 /**
- * Keeps the embedded database in a thread of its own (pglite-worker.mjs) and
+ * Keeps the embedded database in a thread of its own (worker.mjs) and
  * carries the connections' protocol bytes to it and back, one batch at a
  * time (PGlite is a single backend).
  *
@@ -21,8 +21,8 @@
  * meanwhile wait for the new thread, and nobody loses anything.
  */
 import { Worker } from 'node:worker_threads';
-import { PgliteSocket, type ProtocolCarrier } from './pglite-socket.ts';
-import { WORKER_URL, pgliteArtifacts, type DatabaseTemplate } from './pglite-files.ts';
+import { PgliteSocket, type ProtocolCarrier } from './socket.ts';
+import { WORKER_URL, pgliteArtifacts, type DatabaseTemplate } from './files.ts';
 
 /** The part of the service's logger (pino) the storage uses. */
 export interface StorageLog {

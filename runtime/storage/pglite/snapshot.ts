@@ -3,7 +3,7 @@
  * database goes on serving: PostgreSQL's own online backup. PGlite is one
  * backend, so a statement that runs for minutes holds every other request;
  * the query interface therefore runs its statements on such a copy, opened
- * in a thread of its own (snapshot-readers.ts), and the database itself is
+ * in a thread of its own (readers.ts), and the database itself is
  * held only for the moments pg_backup_start (a checkpoint) and
  * pg_backup_stop take.
  *
