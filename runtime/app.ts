@@ -44,6 +44,8 @@ export interface Service {
   databases: Databases;
   log: Logger;
   metrics: ServiceMetrics;
+  /** What the plugins serve: the routers of `/api/<db>` and of their own addresses, and the list names REST extensions add (for the contract test and the request figures). */
+  routes: { api: Router; plugins: Router; restListNames: ReadonlySet<string> };
   listen(): Promise<number>;
   /** Where GET /metrics is served once listening; undefined without SERVICE_METRICS_PORT. */
   metricsPort(): number | undefined;
@@ -275,6 +277,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   let metricsServer: http.Server | undefined;
   return {
     app, config, storage, generated, databases, log, metrics,
+    routes: { api: apiRouter, plugins: pluginRouter, restListNames },
     async listen() {
       await prepareWithRetry(prepare, log);
       server = http.createServer(app.callback());

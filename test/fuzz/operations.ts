@@ -54,39 +54,44 @@ export interface Fixtures {
   reader: Credentials;
 }
 
-/** Real objects of every kind the paths name, made as a client makes them. */
-export async function makeFixtures(t: TestService, db: string, spare: string): Promise<Fixtures> {
+/**
+ * Real objects of every kind the paths name, made as a client makes them.
+ * `round` tells a second set in the same database from the first (labels and
+ * login IDs get it as a suffix), for callers that use one up.
+ */
+export async function makeFixtures(t: TestService, db: string, spare: string, round = ''): Promise<Fixtures> {
   const post = async (path: string, json: unknown, headers: Record<string, string> = {}): Promise<Json> => {
     const r = await t.request(`/rest/${db}/${path}`, { method: 'POST', json, headers });
     const text = await r.text();
     expect(r.status, `${path}: ${text}`).to.equal(201);
     return JSON.parse(text);
   };
-  const scheme = await post('schemes', { _type: 'Scheme', label: 'Fuzz' });
-  const classifier = await post('schemes/Fuzz/classifiers', { _type: 'Classifier', label: 'C' });
-  const attribute = await post('schemes/Fuzz/classifiers/C/attributes', { _type: 'BusinessAttribute', label: 'A' });
-  const other = await post('schemes/Fuzz/classifiers/C/attributes', { _type: 'BusinessAttribute', label: 'B' });
-  const enumeration = await post('schemes/Fuzz/enumerations', { _type: 'Enumeration', label: 'E' });
-  const literal = await post('schemes/Fuzz/enumerations/E/literals', { _type: 'Literal', label: 'L' });
-  const collection = await post('schemes/Fuzz/collections', { _type: 'Collection', label: 'Col' });
-  const processing = await post('schemes/Fuzz/processings', { _type: 'Processing', label: 'Proc' });
-  const org = await post('organizations', { _type: 'Organization', label: 'Org' });
-  const person = await post('organizations/Org/persons', { _type: 'Person', givenName: 'Pia' });
-  const group = await post('organizations/Org/groups', { _type: 'Group', label: 'G' });
-  const attribution = await post('schemes/Fuzz/attributedTo', { _type: 'Attribution', attributedTo: person.id });
+  const s = round;
+  const scheme = await post('schemes', { _type: 'Scheme', label: `Fuzz${s}` });
+  const classifier = await post(`schemes/${scheme.id}/classifiers`, { _type: 'Classifier', label: 'C' });
+  const attribute = await post(`classifiers/${classifier.id}/attributes`, { _type: 'BusinessAttribute', label: 'A' });
+  const other = await post(`classifiers/${classifier.id}/attributes`, { _type: 'BusinessAttribute', label: 'B' });
+  const enumeration = await post(`schemes/${scheme.id}/enumerations`, { _type: 'Enumeration', label: 'E' });
+  const literal = await post(`enumerations/${enumeration.id}/literals`, { _type: 'Literal', label: 'L' });
+  const collection = await post(`schemes/${scheme.id}/collections`, { _type: 'Collection', label: 'Col' });
+  const processing = await post(`schemes/${scheme.id}/processings`, { _type: 'Processing', label: 'Proc' });
+  const org = await post('organizations', { _type: 'Organization', label: `Org${s}` });
+  const person = await post(`organizations/${org.id}/persons`, { _type: 'Person', givenName: 'Pia' });
+  const group = await post(`organizations/${org.id}/groups`, { _type: 'Group', label: 'G' });
+  const attribution = await post(`schemes/${scheme.id}/attributedTo`, { _type: 'Attribution', attributedTo: person.id });
   const derivation = await post(`attributes/${attribute.id}/derivedTo`, { _type: 'Derivation', derivedTo: other.id });
-  const tenant = await post('tenants', { _type: 'Tenant', label: 'Second' });
-  const editor = { loginId: 'fuzz-editor', password: secret('fuzz-editor-1') };
-  const reader = { loginId: 'fuzz-reader', password: secret('fuzz-reader-1') };
-  const user = await createUser(t, db, { ...editor, accessLevel: 'EDITOR', tenant: 'Second' }) as Json;
-  await createUser(t, db, { ...reader, accessLevel: 'READ_ONLY' });
-  const key = await post(`users/${user.id}/accessKeys`, { description: 'fuzz' }, { 'service-tenant': 'Second' });
+  const tenant = await post('tenants', { _type: 'Tenant', label: `Second${s}` });
+  const editor = { loginId: `fuzz-editor${s}`, password: secret('fuzz-editor-1') };
+  const reader = { loginId: `fuzz-reader${s}`, password: secret('fuzz-reader-1') };
+  const user = await createUser(t, db, { ...editor, accessLevel: 'EDITOR', tenant: `Second${s}` }) as Json;
+  const readerUser = await createUser(t, db, { ...reader, accessLevel: 'READ_ONLY' }) as Json;
+  const key = await post(`users/${user.id}/accessKeys`, { description: 'fuzz' }, { 'service-tenant': `Second${s}` });
   const job = await t.request(`/api/${db}/queries/download?format=JSON`, { method: 'POST', json: { sql: 'select label from scheme_view' } });
   const both = (o: Json) => [o.id, o.label].filter((k) => typeof k === 'string').map((k) => encodeURIComponent(k));
   const keys: Record<string, string[]> = {
     schemes: both(scheme), classifiers: both(classifier), attributes: both(attribute), enumerations: both(enumeration), literals: both(literal),
     collections: both(collection), processings: both(processing), activities: [processing.id], assets: [scheme.id, org.id], organizations: both(org),
-    persons: [person.id], groups: both(group), attributions: [attribution.id], derivations: [derivation.id], tenants: ['Default', tenant.id], users: [user.id, 'fuzz-reader'],
+    persons: [person.id], groups: both(group), attributions: [attribution.id], derivations: [derivation.id], tenants: ['Default', tenant.id], users: [user.id, `fuzz-reader${s}`, readerUser.id],
   };
   const made = [scheme, classifier, attribute, enumeration, literal, collection, processing, org, person, group, attribution, derivation, tenant, user];
   const ids: Record<string, string> = { ...Object.fromEntries(made.map((o) => [o._type, o.id])), Asset: scheme.id, Activity: processing.id, Resource: org.id };

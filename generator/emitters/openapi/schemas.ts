@@ -103,8 +103,16 @@ function propertySchemas(properties: PropertyDef[], form: Form): Json {
   return Object.fromEntries(properties.map((p) => [p.name, propertySchema(p, form)]));
 }
 
+/**
+ * Read-only properties the service writes as `null` where they name nothing:
+ * `parentId` of an object at the top level (runtime/rest/writer.ts). Found by
+ * the contract test (test/contract/openapi.spec.ts).
+ */
+const NULL_WHEN_ABSENT = new Set(['parentId']);
+
 function propertySchema(p: PropertyDef, form: Form): Json {
-  const value = p.values ? { ...VALUE_SCHEMAS[p.dataType], enum: p.values } : VALUE_SCHEMAS[p.dataType];
+  const single = p.values ? { ...VALUE_SCHEMAS[p.dataType], enum: p.values } : VALUE_SCHEMAS[p.dataType];
+  const value = form === 'read' && p.readOnly && NULL_WHEN_ABSENT.has(p.name) ? { ...single, type: [single.type, 'null'] } : single;
   const description = propertyDescription(p, form);
   return {
     ...(p.many ? { type: 'array', items: value } : value),

@@ -1,0 +1,216 @@
+/**
+ * The contract test (issue 17): the OpenAPI document the service serves is
+ * what the service does. Every operation of the document is called live,
+ * through a real port, as a client following the document would call it and
+ * in the main ways it goes wrong (no credentials, a caller with too little
+ * access, a key that names nothing, a body that breaks the schema, a body of
+ * another media type, a stale If-Match, a clash); every answer's status must
+ * be declared for that path and method, and its body must validate against
+ * the schema declared for that status (./checker.ts). Each operation must
+ * also succeed at least once. And every route the runtime registers must be
+ * in the document, so that a call added without describing it fails here.
+ * On PostgreSQL too, with TEST_DATABASE_URL.
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type Router from '@koa/router';
+import { createDatabase, startService, type TestService } from '../helpers/service.ts';
+import { filled, makeFixtures, operationsOf, type Fixtures, type Operation } from '../fuzz/operations.ts';
+import { resolve, type Json } from '../fuzz/values.ts';
+import { ContractChecker } from './checker.ts';
+
+interface Call {
+  variant: string;
+  path: string;
+  init: RequestInit & { json?: unknown; auth?: { loginId: string; password: string } | null };
+}
+
+/** A body a client following the document would send: the type, what is mandatory, fresh labels, references to real objects. */
+function goodValue(schema: Json, doc: Json, ids: Record<string, string>, fresh: () => string, depth = 0, type?: string, topLevel = false): unknown {
+  const s = resolve(schema, doc);
+  if (s.const !== undefined) return s.const;
+  if (s.enum) return s.enum[0];
+  if (s.oneOf || s.anyOf) {
+    // Of several types, the one the object at the address has: its type cannot change.
+    const branches: Json[] = s.oneOf ?? s.anyOf;
+    const own = branches.find((b) => resolve(b, doc).properties?._type?.const === type) ?? branches[0];
+    return goodValue(own, doc, ids, fresh, depth, type, topLevel);
+  }
+  const kind = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
+  switch (kind) {
+    case 'object': {
+      const out: Json = {};
+      for (const [name, property] of Object.entries<Json>(s.properties ?? {})) {
+        // The owner reference is mandatory where an object is created at the top level of its type (`POST /rest/{db}/attributes`).
+        const owner = topLevel && /Names the parent object/.test(property.description ?? '');
+        const mandatory = owner || (s.required ?? []).includes(name) || /Mandatory/.test(property.description ?? '') || name === 'label';
+        if (mandatory && !property.readOnly && depth < 4) out[name] = goodValue(property, doc, ids, fresh, depth + 1);
+      }
+      return out;
+    }
+    case 'array': return [goodValue(s.items ?? {}, doc, ids, fresh, depth + 1, type)];
+    case 'integer': return s.minimum ?? 1;
+    case 'number': return 1.5;
+    case 'boolean': return true;
+    case 'string': {
+      if (s.format === 'uuid') return ids[/Technical key of an? (\w+)/.exec(s.description ?? '')?.[1] ?? ''] ?? randomUUID();
+      return fresh();
+    }
+    default: return null;
+  }
+}
+
+/** Bodies of the calls whose schema alone does not make a good one. */
+function specialBody(operationId: string, f: Fixtures): unknown {
+  switch (operationId) {
+    case 'createDatabase': return { name: `contract_${randomUUID().slice(0, 8)}` };
+    case 'runQuery': case 'startQueryJob': return { sql: 'select label from scheme_view' };
+    case 'setQuerySettings': return { statementTimeout: 60_000 };
+    case 'createAccessKey': return { description: 'contract' };
+    case 'replaceAccessRules': return [{ condition: { groups: ['contract'] }, action: 'GRANT', accessLevel: 'READ_ONLY' }];
+    case 'explainAccessRules': return { loginId: f.reader.loginId, groups: ['contract'] };
+    default: return undefined;
+  }
+}
+
+const ANNOTATIONS = 'Classifier:\n  customProperties:\n    contractNote:\n      baseType: STRING\n';
+
+function uploadBody(): FormData {
+  const form = new FormData();
+  form.append('file', new Blob([ANNOTATIONS], { type: 'application/yaml' }), 'annotations.yaml');
+  return form;
+}
+
+/** Whether the call replaces or removes what the fixtures hold: it gets fixtures of its own. */
+const usesUp = (op: Operation) => op.method === 'DELETE' || (op.method === 'PUT' && op.template.startsWith('/rest/') && !/\}$/.test(op.template));
+
+/**
+ * The address of a call: technical keys of the fixtures; the tenant is the
+ * second one (the default tenant is neither renamed nor removed, others
+ * still need it), a user the one of the login tenant (a system administrator
+ * signed in to the default tenant reaches its users by address).
+ */
+function pathOf(template: string, f: Fixtures): string {
+  const choice = template.startsWith('/rest/{db}/tenants/{key}') ? 1 : template.startsWith('/rest/{db}/users/{key}') ? 2 : 0;
+  return filled(template, f, choice);
+}
+
+function callsOf(op: Operation, doc: Json, f: Fixtures, fresh: () => string, type?: string): Call[] {
+  const operation = doc.paths[op.template][op.method.toLowerCase()];
+  const path = pathOf(op.template, f) + (operation.operationId === 'runQuery' ? '?format=JSON' : '');
+  const body = op.body ? specialBody(operation.operationId, f) ?? goodValue(op.body, doc, f.ids, fresh, 0, type, /^\/rest\/\{db\}\/\w+$/.test(op.template)) : undefined;
+  const good: Call['init'] = { method: op.method, ...(body !== undefined ? { json: body } : {}), ...(op.multipart ? { body: uploadBody() } : {}) };
+  const calls: Call[] = [{ variant: 'as documented', path, init: good }];
+  if (op.method === 'POST' && op.template.startsWith('/rest/') && body && !Array.isArray(body)) calls.push({ variant: 'the same again', path, init: good });
+  if (operation.security?.length !== 0) calls.push({ variant: 'no credentials', path, init: { ...good, auth: null } });
+  calls.push({ variant: 'read-only caller', path, init: { ...good, auth: f.reader } });
+  const param = /\{(key|job|accessKey|name)\}/.exec(op.template);
+  if (param) {
+    const missing = param[1] === 'name' ? 'nosuchdatabase' : randomUUID();
+    calls.push({ variant: `no such ${param[1]}`, path: pathOf(op.template.replace(param[0], missing), f), init: { ...good, ...(op.multipart ? { body: uploadBody() } : {}) } });
+  }
+  if (op.body) {
+    calls.push({ variant: 'body against the schema', path, init: { method: op.method, json: { contractUnknown: 1 } } });
+    calls.push({ variant: 'body of another media type', path, init: { method: op.method, body: 'sql=1', headers: { 'content-type': 'text/plain' } } });
+  }
+  if (/\{key\}$/.test(op.template) && op.method !== 'GET') {
+    calls.push({ variant: 'stale If-Match', path, init: { ...good, headers: { 'if-match': 'W/"987654"' } } });
+  }
+  return calls;
+}
+
+describe('the OpenAPI document is what the service does (contract)', function () {
+  this.timeout(600_000);
+  let t: TestService;
+  let doc: Json;
+  let checker: ContractChecker;
+
+  before(async () => {
+    t = await startService();
+    doc = await (await t.request('/specification/openapi.json')).json();
+    checker = await ContractChecker.of(doc);
+  });
+  after(() => t.close());
+
+  describe('the checker', () => {
+    const health = { template: '/health', method: 'GET', contentType: 'application/json' };
+    it('accepts an answer the document declares', () => {
+      expect(checker.check({ ...health, status: 200, body: '{"status":"ok"}' })).to.deep.equal([]);
+    });
+    it('refuses a body that does not match the declared schema', () => {
+      expect(checker.check({ ...health, status: 200, body: '{"status":1}' }).join()).to.match(/must be string/);
+      expect(checker.check({ template: '/api/admin/databases', method: 'GET', status: 401, contentType: 'application/json', body: '{"message":"x"}' }).join())
+        .to.match(/must have required property 'statusCode'/);
+    });
+    it('refuses a status, a content type or a call the document does not declare', () => {
+      expect(checker.check({ ...health, status: 418, body: '' }).join()).to.match(/status not declared/);
+      expect(checker.check({ ...health, status: 200, contentType: 'text/plain', body: 'ok' }).join()).to.match(/content type text\/plain not declared/);
+      expect(checker.check({ ...health, template: '/nowhere', status: 200, body: '' }).join()).to.match(/not in the document/);
+    });
+  });
+
+  it('documents every route the runtime registers', () => {
+    const documented = new Set(Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
+      Object.keys(item).filter((m) => m !== 'parameters').map((m) => `${m.toUpperCase()} ${shape(path)}`)));
+    const registered = [t.service.routes.api, t.service.routes.plugins].flatMap((router: Router) => router.stack.flatMap((layer) =>
+      layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${shape(String(layer.path).replace(/:(\w+)/g, '{$1}'))}`)));
+    expect(registered.length).to.be.above(5);
+    expect(registered.filter((r) => !documented.has(r)), 'registered, not documented').to.deep.equal([]);
+    // REST extensions (access keys, access rules) and the metamodel name lists below /rest/<db>.
+    const restSegments = new Set(Object.keys(doc.paths).filter((p) => p.startsWith('/rest/')).flatMap((p) => p.split('/')));
+    expect([...t.service.routes.restListNames].filter((name) => !restSegments.has(name)), 'list names not documented').to.deep.equal([]);
+  });
+
+  it('answers every operation of the document as the document declares, and each at least once with success', async () => {
+    const db = await createDatabase(t);
+    let fixtures = await makeFixtures(t, db, await createDatabase(t));
+    await completed(t, db, fixtures.job);
+    let round = 0;
+    let labels = 0;
+    const fresh = () => `contract-${++labels}-value`;
+    const operations = operationsOf(doc);
+    expect(operations.length).to.be.above(200);
+    const problems: string[] = [];
+    const succeeded = new Set<string>();
+    const documented = new Map<string, string>();
+    let sent = 0;
+    for (const op of operations) {
+      if (usesUp(op)) {
+        round++;
+        const spare = op.template === '/api/admin/databases/{name}' ? await createDatabase(t) : fixtures.spare;
+        fixtures = await makeFixtures(t, db, spare, `x${round}`);
+      }
+      // A write of an object sends it as its own type.
+      const type = op.method !== 'GET' && /\{key\}$/.test(op.template) ? (await (await t.request(pathOf(op.template, fixtures))).json())._type : undefined;
+      for (const call of callsOf(op, doc, fixtures, fresh, type)) {
+        const r = await t.request(call.path, call.init);
+        const body = await r.text();
+        sent++;
+        const answer = { template: op.template, method: op.method, status: r.status, contentType: r.headers.get('content-type'), body };
+        problems.push(...checker.check(answer).map((p) => `${p}  [${call.variant}: ${call.init.method} ${call.path}]`));
+        if (call.variant !== 'as documented') continue;
+        if (r.status < 300) succeeded.add(`${op.method} ${op.template}`);
+        else documented.set(`${op.method} ${op.template}`, `${call.init.method} ${call.path} ${JSON.stringify(call.init.json ?? null).slice(0, 200)} → ${r.status} ${body.slice(0, 300)}`);
+      }
+    }
+    console.log(`      ${sent} calls to ${operations.length} operations`);
+    if (process.env.CONTRACT_REPORT) (await import('node:fs')).writeFileSync(process.env.CONTRACT_REPORT, problems.join('\n'));
+    expect(problems.slice(0, 30).join('\n'), `${problems.length} answers break the contract`).to.equal('');
+    const failed = operations.map((o) => `${o.method} ${o.template}`).filter((o) => !succeeded.has(o)).map((o) => documented.get(o) ?? o);
+    expect(failed.join('\n'), `${failed.length} operations never succeeded`).to.equal('');
+  });
+});
+
+/** A path with its parameters' names left out: `/api/{db}/jobs/{id}` and `/api/{db}/jobs/{job}` are one address. */
+function shape(path: string): string {
+  return path.replace(/\{\w+\}/g, '{}');
+}
+
+/** Waits until the fixture's query job has finished, so that its result can be downloaded. */
+async function completed(t: TestService, db: string, job: string) {
+  for (let i = 0; i < 100; i++) {
+    if ((await t.request(`/api/${db}/jobs/${job}/statistics`)).status === 200) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`job ${job} did not finish`);
+}
