@@ -26,8 +26,7 @@ import { enabledMethods } from './auth/methods.ts';
 import type { CustomPropertiesCheck } from './rest/writer.ts';
 import { META_DATABASE, seedMetamodel } from './metamodel/meta-database.ts';
 import { readStandardMetamodel } from './metamodel/standard.ts';
-import { handleRest } from './rest/handlers.ts';
-import { splitPath } from './rest/paths.ts';
+import { apiOpening, restOpening } from './openings.ts';
 import { adminRoutes } from './admin.ts';
 import { knexPool, requestFigures, ServiceMetrics } from './metrics.ts';
 import { metamodelListNames } from './route-templates.ts';
@@ -228,49 +227,8 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     return admin(ctx, next);
   });
 
-  app.use(async function rest(ctx, next) {
-    if (!ctx.path.startsWith('/rest/')) return next();
-    // Only the database name is read before authentication; the rest of the path is judged after it.
-    const rest = ctx.path.slice('/rest/'.length);
-    const slash = rest.indexOf('/');
-    const [dbName] = splitPath(slash < 0 ? rest : rest.slice(0, slash));
-    const db = await databases.get(dbName);
-    if (!db) {
-      // Only a system administrator learns that a database does not exist; anyone else cannot tell it from a wrong password.
-      ctx.state.principal = await authenticator.authenticate(ctx, null);
-      throw createError('DATABASE_NOT_FOUND', { name: dbName });
-    }
-    ctx.state.principal = await authenticator.authenticate(ctx, db);
-    if (slash < 0 || slash === rest.length - 1) throw createError('NOT_FOUND');
-    const segments = splitPath(rest.slice(slash + 1));
-    const handle = async () => {
-      for (const extension of restExtensions) {
-        if (await extension({ ctx, principal: ctx.state.principal, db: db.name, segments, base: base(ctx) })) return;
-      }
-      return handleRest(ctx, restDeps, ctx.state.principal, db.name, segments, { base: base(ctx), db: db.name });
-    };
-    // Nothing in /rest can be written below EDITOR: a READ_ONLY caller's body is refused unread.
-    if (ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH') await readJson(ctx, 'EDITOR');
-    return handle();
-  });
-  // The plugins' interfaces of a database (query, profiles): authenticated like /rest.
-  const apiRoutes = apiRouter.routes();
-  app.use(async function api(ctx, next) {
-    if (!ctx.path.startsWith('/api/')) return next();
-    const rest = ctx.path.slice('/api/'.length);
-    const slash = rest.indexOf('/');
-    const [dbName] = splitPath(slash < 0 ? rest : rest.slice(0, slash));
-    const db = await databases.get(dbName);
-    if (!db) {
-      ctx.state.principal = await authenticator.authenticate(ctx, null);
-      throw createError('DATABASE_NOT_FOUND', { name: dbName });
-    }
-    ctx.state.principal = await authenticator.authenticate(ctx, db);
-    ctx.state.db = db;
-    await apiRoutes(ctx as never, async () => {
-      throw createError('NOT_FOUND');
-    });
-  });
+  app.use(restOpening({ databases, authenticator, deps: restDeps, extensions: restExtensions, readJson, base }));
+  app.use(apiOpening({ databases, authenticator, router: apiRouter }));
   app.use(pluginRouter.routes());
 
   app.on('error', (err) => {
