@@ -2,8 +2,8 @@ import { expect } from 'chai';
 import { validate } from '@readme/openapi-parser';
 import { parse } from 'yaml';
 import { openapiEmitter } from '../../generator/emitters/openapi.ts';
-import { resolveMetamodel } from '../../generator/resolve.ts';
-import { readStandardMetamodel } from '../../generator/standard.ts';
+import { resolveMetamodel } from '../../runtime/metamodel/resolve.ts';
+import { readStandardMetamodel } from '../../runtime/metamodel/standard.ts';
 import type { GeneratedFile } from '../../generator/emitter.ts';
 import type { Metamodel, RawMetamodel } from '../../runtime/metamodel/model.ts';
 
