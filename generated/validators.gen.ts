@@ -3,10 +3,10 @@
 import type { WritableStateValidator } from '../runtime/validation.ts';
 import ajvRuntime0 from "ajv/dist/runtime/ucs2length.js";
 export const validateAttribution = validate10;
-const schema11 = {"type":"object","properties":{"_type":{"const":"Attribution"},"attributedTo":{"type":"string","format":"uuid"},"attributionFor":{"anyOf":[{"type":"string","format":"uuid"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"role":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["attributedTo"],"additionalProperties":false};
+const schema11 = {"type":"object","properties":{"_type":{"const":"Attribution"},"attributedTo":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"attributionFor":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"role":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["attributedTo"],"additionalProperties":false};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ajvRuntime0.default;
-const formats0 = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const pattern0 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -49,8 +49,8 @@ errors++;
 if(data.attributedTo !== undefined){
 let data1 = data.attributedTo;
 if(typeof data1 === "string"){
-if(!(formats0.test(data1))){
-const err3 = {instancePath:instancePath+"/attributedTo",schemaPath:"#/properties/attributedTo/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!pattern0.test(data1)){
+const err3 = {instancePath:instancePath+"/attributedTo",schemaPath:"#/properties/attributedTo/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -77,8 +77,8 @@ const _errs6 = errors;
 let valid1 = false;
 const _errs7 = errors;
 if(typeof data2 === "string"){
-if(!(formats0.test(data2))){
-const err5 = {instancePath:instancePath+"/attributionFor",schemaPath:"#/properties/attributionFor/anyOf/0/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!pattern0.test(data2)){
+const err5 = {instancePath:instancePath+"/attributionFor",schemaPath:"#/properties/attributionFor/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -545,7 +545,7 @@ return errors === 0;
 }
 
 export const validateBusinessAttribute = validate11;
-const schema12 = {"type":"object","properties":{"_type":{"const":"BusinessAttribute"},"cardinality":{"anyOf":[{"type":"string","enum":["ONE","MANY"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"dataType":{"anyOf":[{"type":"string","enum":["STRING","TEXT","INTEGER","DECIMAL","BOOLEAN","UUID","DATETIME","ENUMERATION","REFERENCE","LIST","INVERSE"]},{"type":"null"}]},"defaultValue":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"hasDomain":{"anyOf":[{"type":"string","format":"uuid"},{"type":"null"}]},"hasRange":{"anyOf":[{"type":"string","format":"uuid"},{"type":"null"}]},"identifying":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inverseOf":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"maxCardinality":{"anyOf":[{"type":"integer"},{"type":"null"}]},"minCardinality":{"anyOf":[{"type":"integer"},{"type":"null"}]},"owner":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"required":{"anyOf":[{"type":"string","enum":["OPTIONAL","MANDATORY"]},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"writeOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema12 = {"type":"object","properties":{"_type":{"const":"BusinessAttribute"},"cardinality":{"anyOf":[{"type":"string","enum":["ONE","MANY"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"dataType":{"anyOf":[{"type":"string","enum":["STRING","TEXT","INTEGER","DECIMAL","BOOLEAN","UUID","DATETIME","ENUMERATION","REFERENCE","LIST","INVERSE"]},{"type":"null"}]},"defaultValue":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"hasDomain":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"hasRange":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"identifying":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inverseOf":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"maxCardinality":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"minCardinality":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"owner":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"required":{"anyOf":[{"type":"string","enum":["OPTIONAL","MANDATORY"]},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"writeOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -905,8 +905,8 @@ const _errs34 = errors;
 let valid6 = false;
 const _errs35 = errors;
 if(typeof data6 === "string"){
-if(!(formats0.test(data6))){
-const err22 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/0/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!pattern0.test(data6)){
+const err22 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -971,8 +971,8 @@ const _errs40 = errors;
 let valid7 = false;
 const _errs41 = errors;
 if(typeof data7 === "string"){
-if(!(formats0.test(data7))){
-const err26 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf/0/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!pattern0.test(data7)){
+const err26 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1201,12 +1201,9 @@ vErrors.push(err40);
 }
 errors++;
 }
-var _valid9 = _errs61 === errors;
-valid10 = valid10 || _valid9;
-if(!valid10){
-const _errs63 = errors;
-if(data11 !== null){
-const err41 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 9007199254740991 || isNaN(data11)){
+const err41 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1215,16 +1212,41 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid9 = _errs63 === errors;
-valid10 = valid10 || _valid9;
-}
-if(!valid10){
-const err42 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data11 < -9007199254740991 || isNaN(data11)){
+const err42 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
+}
+errors++;
+}
+}
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err43 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err44 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
 }
 errors++;
 }
@@ -1246,26 +1268,48 @@ const _errs66 = errors;
 let valid11 = false;
 const _errs67 = errors;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err43 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err45 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err43];
+vErrors = [err45];
 }
 else {
-vErrors.push(err43);
+vErrors.push(err45);
 }
 errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 9007199254740991 || isNaN(data12)){
+const err46 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+if(data12 < -9007199254740991 || isNaN(data12)){
+const err47 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
 }
 var _valid10 = _errs67 === errors;
 valid11 = valid11 || _valid10;
 if(!valid11){
 const _errs69 = errors;
 if(data12 !== null){
-const err44 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err48 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err48];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err48);
 }
 errors++;
 }
@@ -1273,12 +1317,12 @@ var _valid10 = _errs69 === errors;
 valid11 = valid11 || _valid10;
 }
 if(!valid11){
-const err45 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err49 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err45];
+vErrors = [err49];
 }
 else {
-vErrors.push(err45);
+vErrors.push(err49);
 }
 errors++;
 }
@@ -1300,12 +1344,12 @@ const _errs72 = errors;
 let valid12 = false;
 const _errs73 = errors;
 if(typeof data13 !== "boolean"){
-const err46 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err50 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err46];
+vErrors = [err50];
 }
 else {
-vErrors.push(err46);
+vErrors.push(err50);
 }
 errors++;
 }
@@ -1314,12 +1358,12 @@ valid12 = valid12 || _valid11;
 if(!valid12){
 const _errs75 = errors;
 if(data13 !== null){
-const err47 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err51 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err47];
+vErrors = [err51];
 }
 else {
-vErrors.push(err47);
+vErrors.push(err51);
 }
 errors++;
 }
@@ -1327,12 +1371,12 @@ var _valid11 = _errs75 === errors;
 valid12 = valid12 || _valid11;
 }
 if(!valid12){
-const err48 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err52 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err52];
 }
 else {
-vErrors.push(err48);
+vErrors.push(err52);
 }
 errors++;
 }
@@ -1354,12 +1398,12 @@ const _errs78 = errors;
 let valid13 = false;
 const _errs79 = errors;
 if(typeof data14 !== "boolean"){
-const err49 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err53 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err49];
+vErrors = [err53];
 }
 else {
-vErrors.push(err49);
+vErrors.push(err53);
 }
 errors++;
 }
@@ -1368,12 +1412,12 @@ valid13 = valid13 || _valid12;
 if(!valid13){
 const _errs81 = errors;
 if(data14 !== null){
-const err50 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err54 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err50];
+vErrors = [err54];
 }
 else {
-vErrors.push(err50);
+vErrors.push(err54);
 }
 errors++;
 }
@@ -1381,12 +1425,12 @@ var _valid12 = _errs81 === errors;
 valid13 = valid13 || _valid12;
 }
 if(!valid13){
-const err51 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err55 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err51];
+vErrors = [err55];
 }
 else {
-vErrors.push(err51);
+vErrors.push(err55);
 }
 errors++;
 }
@@ -1408,22 +1452,22 @@ const _errs84 = errors;
 let valid14 = false;
 const _errs85 = errors;
 if(typeof data15 !== "string"){
-const err52 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err56 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err52];
+vErrors = [err56];
 }
 else {
-vErrors.push(err52);
+vErrors.push(err56);
 }
 errors++;
 }
 if(!((data15 === "OPTIONAL") || (data15 === "MANDATORY"))){
-const err53 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema12.properties.required.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+const err57 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema12.properties.required.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err53];
+vErrors = [err57];
 }
 else {
-vErrors.push(err53);
+vErrors.push(err57);
 }
 errors++;
 }
@@ -1432,12 +1476,12 @@ valid14 = valid14 || _valid13;
 if(!valid14){
 const _errs87 = errors;
 if(data15 !== null){
-const err54 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err58 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err54];
+vErrors = [err58];
 }
 else {
-vErrors.push(err54);
+vErrors.push(err58);
 }
 errors++;
 }
@@ -1445,12 +1489,12 @@ var _valid13 = _errs87 === errors;
 valid14 = valid14 || _valid13;
 }
 if(!valid14){
-const err55 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err59 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err55];
+vErrors = [err59];
 }
 else {
-vErrors.push(err55);
+vErrors.push(err59);
 }
 errors++;
 }
@@ -1472,22 +1516,22 @@ const _errs90 = errors;
 let valid15 = false;
 const _errs91 = errors;
 if(typeof data16 !== "string"){
-const err56 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err60 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err56];
+vErrors = [err60];
 }
 else {
-vErrors.push(err56);
+vErrors.push(err60);
 }
 errors++;
 }
 if(!(((((((data16 === "WORKING") || (data16 === "SUBMITTED")) || (data16 === "ACCEPTED")) || (data16 === "REJECTED")) || (data16 === "FINAL")) || (data16 === "INACTIVE")) || (data16 === "PUBLISHED"))){
-const err57 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema12.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+const err61 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema12.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
-vErrors = [err57];
+vErrors = [err61];
 }
 else {
-vErrors.push(err57);
+vErrors.push(err61);
 }
 errors++;
 }
@@ -1496,12 +1540,12 @@ valid15 = valid15 || _valid14;
 if(!valid15){
 const _errs93 = errors;
 if(data16 !== null){
-const err58 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err62 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err58];
+vErrors = [err62];
 }
 else {
-vErrors.push(err58);
+vErrors.push(err62);
 }
 errors++;
 }
@@ -1509,12 +1553,12 @@ var _valid14 = _errs93 === errors;
 valid15 = valid15 || _valid14;
 }
 if(!valid15){
-const err59 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err63 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err59];
+vErrors = [err63];
 }
 else {
-vErrors.push(err59);
+vErrors.push(err63);
 }
 errors++;
 }
@@ -1537,23 +1581,23 @@ let valid16 = false;
 const _errs97 = errors;
 if(typeof data17 === "string"){
 if(func3(data17) > 1000){
-const err60 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err64 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
-vErrors = [err60];
+vErrors = [err64];
 }
 else {
-vErrors.push(err60);
+vErrors.push(err64);
 }
 errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err65 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err61];
+vErrors = [err65];
 }
 else {
-vErrors.push(err61);
+vErrors.push(err65);
 }
 errors++;
 }
@@ -1562,12 +1606,12 @@ valid16 = valid16 || _valid15;
 if(!valid16){
 const _errs99 = errors;
 if(data17 !== null){
-const err62 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err66 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err62];
+vErrors = [err66];
 }
 else {
-vErrors.push(err62);
+vErrors.push(err66);
 }
 errors++;
 }
@@ -1575,12 +1619,12 @@ var _valid15 = _errs99 === errors;
 valid16 = valid16 || _valid15;
 }
 if(!valid16){
-const err63 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err67 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err63];
+vErrors = [err67];
 }
 else {
-vErrors.push(err63);
+vErrors.push(err67);
 }
 errors++;
 }
@@ -1602,12 +1646,12 @@ const _errs102 = errors;
 let valid17 = false;
 const _errs103 = errors;
 if(typeof data18 !== "boolean"){
-const err64 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err68 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err64];
+vErrors = [err68];
 }
 else {
-vErrors.push(err64);
+vErrors.push(err68);
 }
 errors++;
 }
@@ -1616,12 +1660,12 @@ valid17 = valid17 || _valid16;
 if(!valid17){
 const _errs105 = errors;
 if(data18 !== null){
-const err65 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err69 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err65];
+vErrors = [err69];
 }
 else {
-vErrors.push(err65);
+vErrors.push(err69);
 }
 errors++;
 }
@@ -1629,12 +1673,12 @@ var _valid16 = _errs105 === errors;
 valid17 = valid17 || _valid16;
 }
 if(!valid17){
-const err66 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err70 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err66];
+vErrors = [err70];
 }
 else {
-vErrors.push(err66);
+vErrors.push(err70);
 }
 errors++;
 }
@@ -1652,12 +1696,12 @@ vErrors = null;
 }
 }
 else {
-const err67 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err71 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err67];
+vErrors = [err71];
 }
 else {
-vErrors.push(err67);
+vErrors.push(err71);
 }
 errors++;
 }
@@ -1666,7 +1710,7 @@ return errors === 0;
 }
 
 export const validateClassifier = validate12;
-const schema13 = {"type":"object","properties":{"_type":{"const":"Classifier"},"abstract":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"labelFrom":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"pluralName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"root":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"specializes":{"anyOf":[{"type":"string","format":"uuid"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema13 = {"type":"object","properties":{"_type":{"const":"Classifier"},"abstract":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"labelFrom":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"pluralName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"root":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"specializes":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2107,8 +2151,8 @@ const _errs42 = errors;
 let valid7 = false;
 const _errs43 = errors;
 if(typeof data8 === "string"){
-if(!(formats0.test(data8))){
-const err27 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/0/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!pattern0.test(data8)){
+const err27 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2654,7 +2698,7 @@ return errors === 0;
 }
 
 export const validateDerivation = validate14;
-const schema15 = {"type":"object","properties":{"_type":{"const":"Derivation"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"derivationFor":{"anyOf":[{"type":"string","format":"uuid"},{"type":"null"}]},"derivedTo":{"type":"string","format":"uuid"},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["derivedTo"],"additionalProperties":false};
+const schema15 = {"type":"object","properties":{"_type":{"const":"Derivation"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"derivationFor":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"derivedTo":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["derivedTo"],"additionalProperties":false};
 
 function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2754,8 +2798,8 @@ const _errs10 = errors;
 let valid2 = false;
 const _errs11 = errors;
 if(typeof data2 === "string"){
-if(!(formats0.test(data2))){
-const err6 = {instancePath:instancePath+"/derivationFor",schemaPath:"#/properties/derivationFor/anyOf/0/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!pattern0.test(data2)){
+const err6 = {instancePath:instancePath+"/derivationFor",schemaPath:"#/properties/derivationFor/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2817,8 +2861,8 @@ vErrors = null;
 if(data.derivedTo !== undefined){
 let data3 = data.derivedTo;
 if(typeof data3 === "string"){
-if(!(formats0.test(data3))){
-const err10 = {instancePath:instancePath+"/derivedTo",schemaPath:"#/properties/derivedTo/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!pattern0.test(data3)){
+const err10 = {instancePath:instancePath+"/derivedTo",schemaPath:"#/properties/derivedTo/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3875,7 +3919,7 @@ return errors === 0;
 }
 
 export const validateLiteral = validate17;
-const schema18 = {"type":"object","properties":{"_type":{"const":"Literal"},"code":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"order":{"anyOf":[{"type":"integer"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema18 = {"type":"object","properties":{"_type":{"const":"Literal"},"code":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4151,12 +4195,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err18 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4165,16 +4206,41 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
-}
-if(!valid4){
-const err19 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data5 < -9007199254740991 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
 if(vErrors === null){
 vErrors = [err19];
 }
 else {
 vErrors.push(err19);
+}
+errors++;
+}
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs27 = errors;
+if(data5 !== null){
+const err20 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err21 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
 }
 errors++;
 }
@@ -4196,31 +4262,7 @@ const _errs30 = errors;
 let valid5 = false;
 const _errs31 = errors;
 if(typeof data6 !== "string"){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if(!(((((((data6 === "WORKING") || (data6 === "SUBMITTED")) || (data6 === "ACCEPTED")) || (data6 === "REJECTED")) || (data6 === "FINAL")) || (data6 === "INACTIVE")) || (data6 === "PUBLISHED"))){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema18.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-var _valid4 = _errs31 === errors;
-valid5 = valid5 || _valid4;
-if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4229,16 +4271,40 @@ vErrors.push(err22);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
-}
-if(!valid5){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!(((((((data6 === "WORKING") || (data6 === "SUBMITTED")) || (data6 === "ACCEPTED")) || (data6 === "REJECTED")) || (data6 === "FINAL")) || (data6 === "INACTIVE")) || (data6 === "PUBLISHED"))){
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema18.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
 }
 else {
 vErrors.push(err23);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
 }
 errors++;
 }
@@ -4261,32 +4327,7 @@ let valid6 = false;
 const _errs37 = errors;
 if(typeof data7 === "string"){
 if(func3(data7) > 1000){
-const err24 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-else {
-const err25 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err26 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err26 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4295,16 +4336,41 @@ vErrors.push(err26);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
-valid6 = valid6 || _valid5;
 }
-if(!valid6){
-const err27 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err27 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
 else {
 vErrors.push(err27);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err28 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err29 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
 }
 errors++;
 }
@@ -4322,12 +4388,12 @@ vErrors = null;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err28];
+vErrors = [err30];
 }
 else {
-vErrors.push(err28);
+vErrors.push(err30);
 }
 errors++;
 }
@@ -4677,7 +4743,7 @@ return errors === 0;
 }
 
 export const validatePerson = validate19;
-const schema20 = {"type":"object","properties":{"_type":{"const":"Person"},"agentOf":{"type":"string","format":"uuid"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"email":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"type":"string","maxLength":1000,"minLength":1},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["agentOf","givenName"],"additionalProperties":false};
+const schema20 = {"type":"object","properties":{"_type":{"const":"Person"},"agentOf":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"email":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"type":"string","maxLength":1000,"minLength":1},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["agentOf","givenName"],"additionalProperties":false};
 
 function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4730,8 +4796,8 @@ errors++;
 if(data.agentOf !== undefined){
 let data1 = data.agentOf;
 if(typeof data1 === "string"){
-if(!(formats0.test(data1))){
-const err4 = {instancePath:instancePath+"/agentOf",schemaPath:"#/properties/agentOf/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!pattern0.test(data1)){
+const err4 = {instancePath:instancePath+"/agentOf",schemaPath:"#/properties/agentOf/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6284,7 +6350,7 @@ return errors === 0;
 }
 
 export const validateUser = validate23;
-const schema24 = {"type":"object","properties":{"_type":{"const":"User"},"accessLevel":{"anyOf":[{"type":"string","enum":["READ_ONLY","EDITOR","ADMINISTRATOR"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"defaultTenant":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"isPerson":{"anyOf":[{"type":"string","format":"uuid"},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"loginId":{"type":"string","maxLength":1000,"minLength":1},"password":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"serviceUser":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"statementTimeout":{"anyOf":[{"type":"integer"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["loginId"],"additionalProperties":false};
+const schema24 = {"type":"object","properties":{"_type":{"const":"User"},"accessLevel":{"anyOf":[{"type":"string","enum":["READ_ONLY","EDITOR","ADMINISTRATOR"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"defaultTenant":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"isPerson":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"loginId":{"type":"string","maxLength":1000,"minLength":1},"password":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"serviceUser":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"statementTimeout":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["loginId"],"additionalProperties":false};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6700,8 +6766,8 @@ const _errs40 = errors;
 let valid7 = false;
 const _errs41 = errors;
 if(typeof data7 === "string"){
-if(!(formats0.test(data7))){
-const err25 = {instancePath:instancePath+"/isPerson",schemaPath:"#/properties/isPerson/anyOf/0/format",keyword:"format",params:{format: "uuid"},message:"must match format \""+"uuid"+"\""};
+if(!pattern0.test(data7)){
+const err25 = {instancePath:instancePath+"/isPerson",schemaPath:"#/properties/isPerson/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7006,12 +7072,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-var _valid10 = _errs67 === errors;
-valid11 = valid11 || _valid10;
-if(!valid11){
-const _errs69 = errors;
-if(data12 !== null){
-const err45 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 9007199254740991 || isNaN(data12)){
+const err45 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -7020,16 +7083,41 @@ vErrors.push(err45);
 }
 errors++;
 }
-var _valid10 = _errs69 === errors;
-valid11 = valid11 || _valid10;
-}
-if(!valid11){
-const err46 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data12 < -9007199254740991 || isNaN(data12)){
+const err46 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
 if(vErrors === null){
 vErrors = [err46];
 }
 else {
 vErrors.push(err46);
+}
+errors++;
+}
+}
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs69 = errors;
+if(data12 !== null){
+const err47 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err48 = {instancePath:instancePath+"/statementTimeout",schemaPath:"#/properties/statementTimeout/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
 }
 errors++;
 }
@@ -7051,31 +7139,7 @@ const _errs72 = errors;
 let valid12 = false;
 const _errs73 = errors;
 if(typeof data13 !== "string"){
-const err47 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
-}
-errors++;
-}
-if(!(((((((data13 === "WORKING") || (data13 === "SUBMITTED")) || (data13 === "ACCEPTED")) || (data13 === "REJECTED")) || (data13 === "FINAL")) || (data13 === "INACTIVE")) || (data13 === "PUBLISHED"))){
-const err48 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err48];
-}
-else {
-vErrors.push(err48);
-}
-errors++;
-}
-var _valid11 = _errs73 === errors;
-valid12 = valid12 || _valid11;
-if(!valid12){
-const _errs75 = errors;
-if(data13 !== null){
-const err49 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err49 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -7084,16 +7148,40 @@ vErrors.push(err49);
 }
 errors++;
 }
-var _valid11 = _errs75 === errors;
-valid12 = valid12 || _valid11;
-}
-if(!valid12){
-const err50 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!(((((((data13 === "WORKING") || (data13 === "SUBMITTED")) || (data13 === "ACCEPTED")) || (data13 === "REJECTED")) || (data13 === "FINAL")) || (data13 === "INACTIVE")) || (data13 === "PUBLISHED"))){
+const err50 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
 else {
 vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs73 === errors;
+valid12 = valid12 || _valid11;
+if(!valid12){
+const _errs75 = errors;
+if(data13 !== null){
+const err51 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+var _valid11 = _errs75 === errors;
+valid12 = valid12 || _valid11;
+}
+if(!valid12){
+const err52 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
 }
 errors++;
 }
@@ -7116,32 +7204,7 @@ let valid13 = false;
 const _errs79 = errors;
 if(typeof data14 === "string"){
 if(func3(data14) > 1000){
-const err51 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err51];
-}
-else {
-vErrors.push(err51);
-}
-errors++;
-}
-}
-else {
-const err52 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err52];
-}
-else {
-vErrors.push(err52);
-}
-errors++;
-}
-var _valid12 = _errs79 === errors;
-valid13 = valid13 || _valid12;
-if(!valid13){
-const _errs81 = errors;
-if(data14 !== null){
-const err53 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err53 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -7150,16 +7213,41 @@ vErrors.push(err53);
 }
 errors++;
 }
-var _valid12 = _errs81 === errors;
-valid13 = valid13 || _valid12;
 }
-if(!valid13){
-const err54 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err54 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
 else {
 vErrors.push(err54);
+}
+errors++;
+}
+var _valid12 = _errs79 === errors;
+valid13 = valid13 || _valid12;
+if(!valid13){
+const _errs81 = errors;
+if(data14 !== null){
+const err55 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid12 = _errs81 === errors;
+valid13 = valid13 || _valid12;
+}
+if(!valid13){
+const err56 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
 }
 errors++;
 }
@@ -7177,12 +7265,12 @@ vErrors = null;
 }
 }
 else {
-const err55 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err55];
+vErrors = [err57];
 }
 else {
-vErrors.push(err55);
+vErrors.push(err57);
 }
 errors++;
 }

@@ -5,33 +5,14 @@
  */
 import { IndentationText, Project, QuoteKind } from 'ts-morph';
 import type { OptionalKind, PropertySignatureStructure, SourceFile } from 'ts-morph';
-import type { Metamodel, PropertyDef, TypeDef } from '../../runtime/metamodel/model.ts';
+import type { Metamodel, TypeDef } from '../../runtime/metamodel/model.ts';
 import { header } from '../emitter.ts';
+import { literalUnion, propertyTypescript, writePropertyTypescript } from '../property-kinds.ts';
 import type { Emitter } from '../emitter.ts';
 
 type Property = OptionalKind<PropertySignatureStructure>;
 
-const VALUE_TYPES: Record<Exclude<PropertyDef['dataType'], 'ENUMERATION'>, string> = {
-  STRING: 'string',
-  TEXT: 'string',
-  INTEGER: 'number',
-  DECIMAL: 'number',
-  BOOLEAN: 'boolean',
-  UUID: 'string',
-  REFERENCE: 'string',
-  DATETIME: 'number', // epoch milliseconds
-};
-
 const literal = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-const union = (values: string[]) => (values.length ? values.map(literal).join(' | ') : 'never');
-
-function valueType(p: PropertyDef): string {
-  if (p.dataType !== 'ENUMERATION') return VALUE_TYPES[p.dataType];
-  const literals = union(p.values ?? []);
-  return p.many ? `(${literals})` : literals;
-}
-
-const propertyType = (p: PropertyDef) => (p.many ? `${valueType(p)}[]` : valueType(p));
 // A description must not end the doc comment it is printed in.
 const docs = (description?: string) => (description ? [description.replace(/\*\//g, '*\\/')] : []);
 
@@ -44,9 +25,9 @@ function readProperties(t: TypeDef): Property[] {
   const own = t.properties
     .filter((p) => p.declaredBy === t.name && !p.writeOnly)
     .map((p): Property => ({
-      name: p.name, type: propertyType(p), hasQuestionToken: !p.required, docs: docs(p.description),
+      name: p.name, type: propertyTypescript(p), hasQuestionToken: !p.required, docs: docs(p.description),
     }));
-  const typeProperty: Property = { name: '_type', type: union(t.concreteTypes) };
+  const typeProperty: Property = { name: '_type', type: literalUnion(t.concreteTypes) };
   if (t.supertype) return [typeProperty, ...own];
   return [
     typeProperty,
@@ -62,9 +43,7 @@ function readProperties(t: TypeDef): Property[] {
  */
 function writeProperties(t: TypeDef): Property[] {
   const writable = t.properties.filter((p) => !p.readOnly).map((p): Property => {
-    const mandatory = p.name === 'label' ? !t.labelFrom : p.required;
-    const type = mandatory ? propertyType(p) : `${propertyType(p)} | null`;
-    return { name: p.name, type, hasQuestionToken: true, docs: docs(p.description) };
+    return { name: p.name, type: writePropertyTypescript(t, p), hasQuestionToken: true, docs: docs(p.description) };
   });
   return [
     { name: '_type', type: literal(t.name) },
@@ -104,7 +83,7 @@ function addTypes(file: SourceFile, model: Metamodel) {
 
 function addTypeNames(file: SourceFile, model: Metamodel) {
   const concrete = Object.keys(model.types).filter((n) => !model.types[n].abstract).sort();
-  file.addTypeAlias({ name: 'TypeName', isExported: true, type: union(concrete) });
+  file.addTypeAlias({ name: 'TypeName', isExported: true, type: literalUnion(concrete) });
   file.addStatements(`export const typeNames = [${concrete.map(literal).join(', ')}] as const;`);
 }
 
