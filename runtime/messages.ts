@@ -138,7 +138,7 @@ const de: Record<string, string> = {
   tooLong: 'Der Wert ist zu lang: höchstens {limit} Zeichen.',
   tooShort: 'Der Wert ist zu kurz: mindestens {limit} Zeichen.',
   tooManyItems: 'Die Liste ist zu lang: höchstens {limit} Einträge.',
-  outOfRange: 'Der Wert liegt außerhalb des erlaubten Bereichs: er muss {comparison} {limit} sein.',
+  outOfRange: 'Der Wert liegt außerhalb des erlaubten Bereichs: Er muss {comparison} {limit} sein.',
   invalidValue: 'Der Wert ist ungültig.',
   labelTaken: 'Der Name ist bereits vergeben.',
   idTaken: 'Der technische Schlüssel ist bereits vergeben.',
