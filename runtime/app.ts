@@ -25,7 +25,7 @@ import type { AuthDriver, Principal } from './auth/types.ts';
 import { checkPluginConfig, orderPlugins, type PluginHost, type PluginManifest, type RestExtension, type SecretHandler } from './plugins.ts';
 import { enabledMethods } from './auth/methods.ts';
 import type { CustomPropertiesCheck } from './rest/writer.ts';
-import { META_DATABASE, seedMetamodel } from './metamodel/meta-database.ts';
+import { META_DATABASE, seedMetamodel } from './storage/meta-database.ts';
 import { readStandardMetamodel } from './metamodel/standard.ts';
 import { apiOpening, restOpening } from './openings.ts';
 import { adminRoutes } from './admin.ts';
