@@ -8,22 +8,14 @@
  * so the package's exports are compiled too.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { readmeExample } from './readme-example.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-
-/** The TypeScript block of the README's "Typed client" section. */
-export function readmeExample(): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const section = readme.split(/^## /m).find((s) => s.startsWith('Typed client\n'));
-  const block = section?.match(/```ts\n([\s\S]*?)```/);
-  if (!block) throw new Error('README.md has no TypeScript example in its "Typed client" section');
-  return block[1];
-}
 
 /** One call, right and wrong; the wrong one must fail with `code` and a message matching `message`. */
 interface Case {
