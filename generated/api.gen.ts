@@ -40,7 +40,11 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Tells whether a database exists
+         * @description System administrators only.
+         */
+        get: operations["getDatabase"];
         put?: never;
         post?: never;
         /**
@@ -48,6 +52,255 @@ export interface paths {
          * @description System administrators only.
          */
         delete: operations["deleteDatabase"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/jobs/{job}/download": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the job, as its start answered. */
+                job: string;
+            };
+            cookie?: never;
+        };
+        /** Reads a completed job's result */
+        get: operations["downloadQueryJobResult"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/jobs/{job}/logs": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the job, as its start answered. */
+                job: string;
+            };
+            cookie?: never;
+        };
+        /** Reads a job's log */
+        get: operations["getQueryJobLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/jobs/{job}/statistics": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the job, as its start answered. */
+                job: string;
+            };
+            cookie?: never;
+        };
+        /** Reads a job's state */
+        get: operations["getQueryJobStatistics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/profiles/{profile}/download": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Name of the profile. */
+                profile: "annotations" | "profile" | "standard-annotations" | "standard-profile";
+            };
+            cookie?: never;
+        };
+        /**
+         * Reads a profile as YAML
+         * @description The login tenant's uploaded file, the initial document if none was uploaded, or a standard profile generated from the metamodel.
+         */
+        get: operations["downloadProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/profiles/{profile}/upload": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Name of the profile. */
+                profile: "annotations" | "profile";
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replaces one of the login tenant's profiles
+         * @description Administrators of the login tenant. The file is checked before it is kept; a file that breaks the rules is refused with 400 naming each violation. The standard profiles cannot be uploaded (403).
+         */
+        put: operations["uploadProfile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/queries/download": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Runs a statement and answers its result
+         * @description Administrators of the login tenant (their tenant only) and system administrators (every tenant). The result streams as it is read.
+         */
+        put: operations["runQuery"];
+        /**
+         * Starts a job that runs a statement
+         * @description As the synchronous call, but answers at once with the job; its state, logs and result are read below `/jobs/{job}`.
+         */
+        post: operations["startQueryJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/queries/settings": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Reads the database's statement timeout
+         * @description Administrators.
+         */
+        get: operations["getQuerySettings"];
+        /**
+         * Sets the database's statement timeout
+         * @description System administrators only.
+         */
+        put: operations["setQuerySettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/session": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Tells who the caller is signed in as
+         * @description By whichever sign-in method is on; `logoutUrl` is where Logout leads, present only when `SERVICE_LOGOUT_URL` is set. Holds nothing secret.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -68,6 +321,39 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/{db}/accessKeys/{accessKey}": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the access key. */
+                accessKey: string;
+            };
+            cookie?: never;
+        };
+        /** Reads an access key */
+        get: operations["getAccessKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revokes an access key
+         * @description At once on this instance.
+         */
+        delete: operations["revokeAccessKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2404,6 +2690,74 @@ export interface paths {
         patch: operations["updateTenant"];
         trace?: never;
     };
+    "/rest/{db}/tenants/{key}/accessRules": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key or label of the tenant. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Reads a tenant's access rules
+         * @description Administrators of the tenant and system administrators. In order; the first rule whose condition holds decides.
+         */
+        get: operations["getAccessRules"];
+        /**
+         * Replaces a tenant's access rules
+         * @description A CREATE rule's `organization` names a top-level organization of the tenant.
+         */
+        put: operations["replaceAccessRules"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/{db}/tenants/{key}/accessRules/explain": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key or label of the tenant. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tells what a sign-in of an identity into the tenant would get
+         * @description Without signing in as it.
+         */
+        post: operations["explainAccessRules"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/{db}/users": {
         parameters: {
             query?: never;
@@ -2476,6 +2830,62 @@ export interface paths {
         patch: operations["updateUser"];
         trace?: never;
     };
+    "/rest/{db}/users/{key}/accessKeys": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the user, or its login ID in the caller's login tenant. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists a user's access keys
+         * @description Administrators of the user's tenant and system administrators. Never shows a key or its digest.
+         */
+        get: operations["listAccessKeys"];
+        put?: never;
+        /**
+         * Makes an access key for a user
+         * @description The answer is the only one that holds the key. Only a system administrator may make keys for a login ID of `SERVICE_ADMIN_USER`.
+         */
+        post: operations["createAccessKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/specification/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This interface description as a page to read
+         * @description Swagger UI over `openapi.json`, served by the service itself: the page loads nothing from anywhere else.
+         */
+        get: operations["getSpecificationPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/specification/openapi.json": {
         parameters: {
             query?: never;
@@ -2520,6 +2930,106 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AccessKeyCreate: {
+            description?: string | null;
+            expiresAt?: number | null;
+        };
+        AccessKeyCreated: {
+            createdBy: string | null;
+            /** @description Epoch milliseconds. */
+            dateCreated: number;
+            description: string | null;
+            /** @description Epoch milliseconds; null: never. */
+            expiresAt: number | null;
+            /**
+             * Format: uuid
+             * @description Technical key of the access key (not the key itself).
+             */
+            id: string;
+            /** @description The key; shown in this answer only. */
+            key: string;
+            /**
+             * Format: uuid
+             * @description The one tenant the key is valid in.
+             */
+            tenant: string;
+            /**
+             * Format: uuid
+             * @description The user the key signs in as.
+             */
+            userId: string;
+        };
+        AccessKeyInfo: {
+            _links: {
+                self: components["schemas"]["Link"];
+                user: components["schemas"]["Link"];
+            };
+            createdBy: string | null;
+            /** @description Epoch milliseconds. */
+            dateCreated: number;
+            description: string | null;
+            expired: boolean;
+            /** @description Epoch milliseconds; null: never. */
+            expiresAt: number | null;
+            /**
+             * Format: uuid
+             * @description Technical key of the access key (not the key itself).
+             */
+            id: string;
+            /** @description When the key last signed someone in, epoch milliseconds; null: never. */
+            lastUsed: number | null;
+            /**
+             * Format: uuid
+             * @description The one tenant the key is valid in.
+             */
+            tenant: string;
+            /**
+             * Format: uuid
+             * @description The user the key signs in as.
+             */
+            userId: string;
+        };
+        AccessRuleExplainRequest: {
+            familyName?: string;
+            givenName?: string;
+            groups?: string[];
+            loginId: string;
+            tenantId?: string;
+        };
+        AccessRuleExplanation: {
+            /** @enum {string|null} */
+            accessLevel: "READ_ONLY" | "EDITOR" | "ADMINISTRATOR" | null;
+            /** @enum {string|null} */
+            action: "GRANT" | "DENY" | "CREATE" | null;
+            /** @description What of the identity met each part of the applying rule's condition. */
+            matched: Record<string, never> | null;
+            /** @description `user`, `systemAdministrator`, `rule`, or why the sign-in is refused. */
+            reason: string;
+            /** @description Position of the rule that applies. */
+            rule: number | null;
+            /**
+             * Format: uuid
+             * @description The user the identity signs in as.
+             */
+            user: string | null;
+        };
+        AccessRules: {
+            /** @enum {unknown} */
+            accessLevel?: "READ_ONLY" | "EDITOR" | "ADMINISTRATOR";
+            /** @enum {unknown} */
+            action: "GRANT" | "DENY" | "CREATE";
+            condition?: null | {
+                familyName?: string | {
+                    pattern: string;
+                };
+                givenName?: string | {
+                    pattern: string;
+                };
+                groups?: string[];
+                tenantId?: string;
+            };
+            organization?: string;
+        }[];
         /** @description A list of Activity objects as HAL JSON. */
         ActivitiesList: {
             _embedded: {
@@ -3959,6 +4469,24 @@ export interface components {
             /** @description Number of objects in the list. */
             total: number;
         };
+        /** @description A statement that the sandbox or the database refused, or a job without a result: just the message. */
+        QueryFailure: {
+            message: string;
+        };
+        QueryJobEntry: {
+            level: string;
+            message: string;
+        };
+        QuerySettings: {
+            /** @description SERVICE_STATEMENT_TIMEOUT. */
+            serverStatementTimeout: number;
+            /** @description The database's maximum run time in ms; null: the server's applies. */
+            statementTimeout: number | null;
+        };
+        QueryStatement: {
+            /** @description One SELECT over the views of the database (`scheme_view`, `attribute_view`, …). */
+            sql: string;
+        };
         /** @description Common properties of every object the service keeps. */
         Resource: {
             _links: {
@@ -4565,6 +5093,37 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getDatabase: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+            };
+            path: {
+                /** @description Name of the database. */
+                name: components["schemas"]["DatabaseName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The database exists. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Database"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteDatabase: {
         parameters: {
             query?: never;
@@ -4586,6 +5145,496 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    downloadQueryJobResult: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the job, as its start answered. */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result in the format the job was started with. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>[];
+                    "application/xml": string;
+                    "text/csv": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The job has not completed, or it failed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryFailure"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getQueryJobLogs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the job, as its start answered. */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The log, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["QueryJobEntry"][];
+                        totalCount: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getQueryJobStatistics: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the job, as its start answered. */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job has finished (COMPLETED or FAILED). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        messages: components["schemas"]["QueryJobEntry"][];
+                        /** @description While running and once completed. */
+                        progress?: {
+                            bytes: number;
+                            elapsedMs: number;
+                            rows: number;
+                        };
+                        /** @enum {string} */
+                        status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
+                    };
+                };
+            };
+            /** @description The job is queued or running. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        messages: components["schemas"]["QueryJobEntry"][];
+                        /** @description While running and once completed. */
+                        progress?: {
+                            bytes: number;
+                            elapsedMs: number;
+                            rows: number;
+                        };
+                        /** @enum {string} */
+                        status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    downloadProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Name of the profile. */
+                profile: "annotations" | "profile" | "standard-annotations" | "standard-profile";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile. */
+            200: {
+                headers: {
+                    /** @description attachment, with the file name. */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/yaml": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    uploadProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Name of the profile. */
+                profile: "annotations" | "profile";
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description The profile as YAML; exactly one part. */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description `true` when the profile changed, `false` when the file was the one kept already. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": boolean;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    runQuery: {
+        parameters: {
+            query?: {
+                /** @description Format of the result; case does not matter. */
+                format?: "CSV" | "JSON" | "XML";
+                /** @description Language of texts in the result (boolean words, messages); wins over `Accept-Language`. */
+                language?: "de" | "en";
+                /** @description Runs the statement on the state as of this time, in epoch milliseconds; wins over `Accept-Version`. */
+                version?: number;
+                /** @description Longest run in milliseconds; may lower the configured maximum. Only system administrators may raise it or send 0 (none). */
+                statementTimeout?: number;
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+                /** @description Reads the state as of this time, in epoch milliseconds. */
+                "Accept-Version"?: components["parameters"]["AcceptVersion"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueryStatement"];
+            };
+        };
+        responses: {
+            /** @description The result in the requested format. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>[];
+                    "application/xml": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description A bad parameter or body (error format), or a statement the sandbox or the database refused (just `message`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] | components["schemas"]["QueryFailure"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startQueryJob: {
+        parameters: {
+            query?: {
+                /** @description Format of the result; case does not matter. */
+                format?: "CSV" | "JSON" | "XML";
+                /** @description Language of texts in the result (boolean words, messages); wins over `Accept-Language`. */
+                language?: "de" | "en";
+                /** @description Runs the statement on the state as of this time, in epoch milliseconds; wins over `Accept-Version`. */
+                version?: number;
+                /** @description Longest run in milliseconds; may lower the configured maximum. Only system administrators may raise it or send 0 (none). */
+                statementTimeout?: number;
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+                /** @description Reads the state as of this time, in epoch milliseconds. */
+                "Accept-Version"?: components["parameters"]["AcceptVersion"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueryStatement"];
+            };
+        };
+        responses: {
+            /** @description The job was queued. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getQuerySettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuerySettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setQuerySettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Milliseconds; 0: none; null: the server's applies. */
+                    statementTimeout: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The settings now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuerySettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        accessLevel: "READ_ONLY" | "EDITOR" | "ADMINISTRATOR";
+                        loginId: string;
+                        /** @description Where Logout leads. */
+                        logoutUrl?: string;
+                        /** @description The sign-in method, e.g. `basic`, `directory`, `accessKey`. */
+                        method: string;
+                        systemAdmin: boolean;
+                        /**
+                         * Format: uuid
+                         * @description Technical key of the login tenant.
+                         */
+                        tenant?: string;
+                        /** @description Label of the login tenant. */
+                        tenantLabel?: string;
+                    };
+                };
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4621,6 +5670,78 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+        };
+    };
+    getAccessKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the access key. */
+                accessKey: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key, without the key itself. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessKeyInfo"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeAccessKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the access key. */
+                accessKey: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key was revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listActivities: {
@@ -14463,6 +15584,131 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getAccessRules: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key or label of the tenant. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules; an empty list when there are none. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessRules"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replaceAccessRules: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key or label of the tenant. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessRules"];
+            };
+        };
+        responses: {
+            /** @description The rules now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessRules"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    explainAccessRules: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key or label of the tenant. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessRuleExplainRequest"];
+            };
+        };
+        responses: {
+            /** @description The decision. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessRuleExplanation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listUsers: {
         parameters: {
             query?: {
@@ -14753,6 +15999,114 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAccessKeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the user, or its login ID in the caller's login tenant. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _embedded: {
+                            accessKeys: components["schemas"]["AccessKeyInfo"][];
+                        };
+                        _links: components["schemas"]["ListLinks"];
+                        total: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createAccessKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the user, or its login ID in the caller's login tenant. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AccessKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description The key. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessKeyCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSpecificationPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
         };
     };
     getOpenapiJson: {

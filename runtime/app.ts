@@ -13,7 +13,8 @@ import type { Config } from './config.ts';
 import { InteractiveGate } from './interactive.ts';
 import { createError, errorMiddleware, isDatabaseUnavailable } from './errors.ts';
 import { jsonBodyReader } from './body.ts';
-import { usePublicUrl, withServer } from './public-url.ts';
+import { usePublicUrl } from './public-url.ts';
+import { sendAsset, specificationAssets, SPECIFICATION } from './specification.ts';
 import { loadGenerated, type Generated } from './generated.ts';
 import { openStorage, type Storage } from './storage/connection.ts';
 import { migrateControl, PluginMigrations } from './storage/migrations.ts';
@@ -148,8 +149,9 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   // ctx.ip: the address the outermost trusted proxy saw, never one the client wrote into X-Forwarded-For.
   app.maxIpsCount = config.proxyHops;
   if (config.publicUrl) usePublicUrl(app, config.publicUrl);
-  const openapi = { yaml: generated.openapiYaml, json: generated.openapiJson };
-  const described = config.publicUrl ? withServer(openapi, `${config.publicUrl}${config.contextPath}`) : openapi;
+  // `servers`: where clients reach the service; relative to the document's own address when no public URL is set.
+  const specification = specificationAssets({ yaml: generated.openapiYaml, json: generated.openapiJson },
+    `${config.publicUrl ?? ''}${config.contextPath}` || '/');
   const base = (ctx: Context) => `${ctx.protocol}://${ctx.host}${config.contextPath}`;
 
   app.use(async function requestLog(ctx, next) {
@@ -191,7 +193,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     return next();
   });
 
-  // Three fixed addresses: a switch costs the request path less than a router.
+  // Fixed addresses: a switch costs the request path less than a router.
   app.use(async function serviceRoutes(ctx, next) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     if (ctx.path === HEALTH_PATH) {
@@ -205,16 +207,8 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
       }
       return;
     }
-    if (ctx.path === '/specification/openapi.yaml') {
-      ctx.type = 'application/yaml';
-      ctx.body = described.yaml;
-      return;
-    }
-    if (ctx.path === '/specification/openapi.json') {
-      ctx.type = 'application/json';
-      ctx.body = described.json;
-      return;
-    }
+    const asset = ctx.path.startsWith(SPECIFICATION) ? specification(ctx.path) : undefined;
+    if (asset) return sendAsset(ctx, asset);
     return next();
   });
   app.use(async function readiness(ctx, next) {
