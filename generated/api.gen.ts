@@ -3002,7 +3002,7 @@ export interface components {
             /** @enum {string|null} */
             action: "GRANT" | "DENY" | "CREATE" | null;
             /** @description What of the identity met each part of the applying rule's condition. */
-            matched: Record<string, never> | null;
+            matched: Record<string, unknown> | null;
             /** @description `user`, `systemAdministrator`, `rule`, or why the sign-in is refused. */
             reason: string;
             /** @description Position of the rule that applies. */
@@ -5180,7 +5180,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>[];
+                    "application/json": Record<string, unknown>[];
                     "application/xml": string;
                     "text/csv": string;
                 };
@@ -5433,7 +5433,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>[];
+                    "application/json": Record<string, unknown>[];
                     "application/xml": string;
                     "text/csv": string;
                 };
@@ -16124,7 +16124,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": Record<string, unknown>;
                 };
             };
         };

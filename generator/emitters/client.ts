@@ -17,7 +17,8 @@ export const clientEmitter: DerivedEmitter = {
     const { default: openapiTS, astToString } = await loadOpenapiTypescript();
     // silent: a warning must not pass unnoticed in a log; openapi-typescript throws on what it cannot translate.
     // defaultNonNullable off: a property with a default (a status) is optional to write, so it must not become required in the types.
-    const nodes = await openapiTS(JSON.parse(document.content), { silent: true, defaultNonNullable: false });
+    // emptyObjectsUnknown: an object without properties (a row of a query result) may hold anything, not nothing.
+    const nodes = await openapiTS(JSON.parse(document.content), { silent: true, defaultNonNullable: false, emptyObjectsUnknown: true });
     return [{ path: 'api.gen.ts', content: `${header('client')}\n${astToString(nodes)}` }];
   },
 };

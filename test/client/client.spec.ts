@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { createClient, ok, ServiceError, type ServiceClient } from '../../client/index.ts';
+import { rememberSecret } from '../helpers/secrets.ts';
 import { ADMIN, createDatabase, startService, type TestService } from '../helpers/service.ts';
 import { readmeExample } from './readme-example.ts';
 
@@ -108,9 +109,8 @@ describe('typed client: calls against the service', function () {
 
   it('signs in with an access key', async () => {
     const user = await ok(client.POST('/rest/{db}/users', { params: { path: { db } }, body: { _type: 'User', loginId: 'carla', accessLevel: 'EDITOR', password: 'carla-secret-1' } }));
-    const response = await t.request(`/rest/${db}/users/${user.id}/accessKeys`, { method: 'POST', json: { description: 'client test' } });
-    expect(response.status).to.equal(201);
-    const { key } = (await response.json()) as { key: string };
+    const { key } = await ok(client.POST('/rest/{db}/users/{key}/accessKeys', { params: { path: { db, key: user.id! } }, body: { description: 'client test' } }));
+    rememberSecret(key, 'access key');
     const byKey = createClient({ baseUrl: t.url, accessKey: key });
     const schemes = await ok(byKey.GET('/rest/{db}/schemes', { params: { path: { db } } }));
     expect(schemes._embedded.schemes.map((s) => s.label)).to.include('Sales Model');
@@ -128,7 +128,7 @@ describe('typed client: calls against the service', function () {
         .replace(`const db = 'demo';`, `const db = ${JSON.stringify(await createDatabase(t))};`);
       writeFileSync(join(dir, 'example.ts'), example);
       const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(dir, 'example.ts')], { cwd: root });
-      expect(stdout.trim().split('\n')).to.deep.equal(['Customer Buys from us.', "[ 'Customer' ]", '404 The Scheme No Such Scheme was not found.']);
+      expect(stdout.trim().split('\n')).to.deep.equal(['Customer Buys from us.', "[ 'Customer' ]", "[ { label: 'Customer' } ]", '404 The Scheme No Such Scheme was not found.']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

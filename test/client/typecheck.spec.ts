@@ -77,6 +77,20 @@ const CASES: Case[] = [
     message: /Type 'string' is not assignable to type 'number'/,
   },
   {
+    name: 'a query result format the interface does not have',
+    right: `await client.PUT('/api/{db}/queries/download', { params: { path: { db }, query: { format: 'CSV' } }, body: { sql: 'select 1' }, parseAs: 'text' });`,
+    wrong: `await client.PUT('/api/{db}/queries/download', { params: { path: { db }, query: { format: 'PDF' } }, body: { sql: 'select 1' }, parseAs: 'text' });`,
+    code: 'TS2322',
+    message: /Type '"PDF"' is not assignable to type '"CSV" \| "JSON" \| "XML"/,
+  },
+  {
+    name: 'a statement without its SQL',
+    right: `await client.POST('/api/{db}/queries/download', { params: { path: { db } }, body: { sql: 'select 1' } });`,
+    wrong: `await client.POST('/api/{db}/queries/download', { params: { path: { db } }, body: { statement: 'select 1' } });`,
+    code: 'TS2353',
+    message: /'statement' does not exist in type/,
+  },
+  {
     name: 'a property the answer does not have',
     right: `const { data } = await client.GET('/rest/{db}/schemes/{key}', { params: { path: { db, key: 'Sales Model' } } }); void data?.label;`,
     wrong: `const { data } = await client.GET('/rest/{db}/schemes/{key}', { params: { path: { db, key: 'Sales Model' } } }); void data?.lable;`,
