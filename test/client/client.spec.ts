@@ -6,7 +6,8 @@
  * program of its own.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -151,5 +152,23 @@ describe('typed client: under a context path', function () {
       const databases = await ok(client.GET('/api/admin/databases'));
       expect(databases).to.be.an('array');
     }
+  });
+});
+
+describe('typed client: the package', () => {
+  it('exports the client as ./client and the generated models as ./models', async () => {
+    // The package resolving its own name through its exports, as a dependent's import would.
+    const resolve = createRequire(import.meta.url).resolve;
+    expect(resolve('metadata-service/client')).to.equal(join(root, 'client', 'index.ts'));
+    expect(resolve('metadata-service/models')).to.equal(join(root, 'generated', 'models.gen.ts'));
+    const models = await import('metadata-service/models');
+    expect(models.typeNames).to.include('Classifier');
+  });
+
+  it('imports nothing of the service: only the generated types and openapi-fetch', () => {
+    const source = readFileSync(join(root, 'client', 'index.ts'), 'utf8');
+    const imports = [...source.matchAll(/^(?:import|export)\b[^;]*?from\s+'([^']+)'/gm)].map((m) => m[1]);
+    expect(imports.length).to.be.greaterThan(0);
+    expect([...new Set(imports)].sort()).to.deep.equal(['../generated/api.gen.ts', 'openapi-fetch']);
   });
 });
