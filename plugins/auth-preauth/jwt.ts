@@ -11,8 +11,12 @@ import { MAX_VALUE_LENGTH } from './headers.ts';
 
 export { ClaimError, claimContains, claimOf };
 
-/** Claims are held to what the proxy's headers are: no control characters (C1 included), at most MAX_VALUE_LENGTH. */
-export const { textClaim, listClaim } = claimReader({ maxLength: MAX_VALUE_LENGTH, control: /[\u0000-\u001f\u007f-\u009f]/ });
+/**
+ * Claims are held to what the proxy's headers are: no control characters
+ * (C1 included), at most MAX_VALUE_LENGTH, and lists of texts only, as a
+ * header's list is.
+ */
+export const { textClaim, listClaim } = claimReader({ maxLength: MAX_VALUE_LENGTH, control: /[\u0000-\u001f\u007f-\u009f]/, numbersInLists: false });
 
 /** Decodes without verifying; throws for anything that is not a JWT with a JSON object as payload. */
 export function decodeInjectedJwt(token: string): JWTPayload {

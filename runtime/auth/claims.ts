@@ -49,6 +49,8 @@ export interface ClaimLimits {
   control: RegExp;
   /** The most items a list claim may have. */
   maxItems?: number;
+  /** Whether a number among a list's items is read as its decimal text (a provider's numeric group IDs) or refused. */
+  numbersInLists?: boolean;
 }
 
 export interface ClaimReader {
@@ -58,7 +60,7 @@ export interface ClaimReader {
   listClaim(payload: JWTPayload, name: string | undefined): string[] | undefined;
 }
 
-export function claimReader({ maxLength, control, maxItems = 1000 }: ClaimLimits): ClaimReader {
+export function claimReader({ maxLength, control, maxItems = 1000, numbersInLists = true }: ClaimLimits): ClaimReader {
   const checked = (name: string, value: string): string => {
     if (control.test(value)) throw new ClaimError(name, 'holds control characters');
     const text = value.trim();
@@ -81,7 +83,7 @@ export function claimReader({ maxLength, control, maxItems = 1000 }: ClaimLimits
     if (!Array.isArray(items)) throw new ClaimError(name, 'is neither a list nor a text');
     if (items.length > maxItems) throw new ClaimError(name, 'has too many values');
     const list = items.map((item) => {
-      if (typeof item === 'number' && Number.isFinite(item)) return String(item);
+      if (numbersInLists && typeof item === 'number' && Number.isFinite(item)) return String(item);
       if (typeof item !== 'string') throw new ClaimError(name, 'holds a value that is not a text');
       return checked(name, item);
     }).filter(Boolean);
