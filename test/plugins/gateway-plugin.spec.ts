@@ -6,13 +6,16 @@
  * its settings are checked like a built-in's, and a manifest written for
  * another host API is refused at start.
  */
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { ConfigError } from '../../runtime/config.ts';
 import { PluginError } from '../../runtime/plugins.ts';
-import { ADMIN, basic, logLines, startService, type TestService } from '../helpers/service.ts';
+import { ADMIN, basic, logLines, startService, storageEnv, type TestService } from '../helpers/service.ts';
+import { startMain } from '../helpers/main-process.ts';
 import { rememberSecret } from '../helpers/secrets.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -50,7 +53,9 @@ async function startError(env: Record<string, string>): Promise<Error> {
   expect.fail('the service started');
 }
 
-describe('a plugin from outside the repository (SERVICE_PLUGINS)', () => {
+describe('a plugin from outside the repository (SERVICE_PLUGINS)', function () {
+  // The first start loads the plugin, and through it the host module as an ES module beside mocha's copy: slow on a busy machine.
+  this.timeout(180_000);
   before(installPeer);
 
   describe('with its method on', () => {
@@ -131,5 +136,48 @@ describe('a plugin from outside the repository (SERVICE_PLUGINS)', () => {
     expect(notAPlugin.message).to.equal('SERVICE_PLUGINS: ./test/helpers/secrets.ts exports no plugin manifest (an export named manifest, or the default export, with a name and a register function)');
     const twice = await startError({ ...GATEWAY_ENV, SERVICE_PLUGINS: `${entry()};${entry('index.ts')}` });
     expect(twice.message).to.match(/plugin gateway is registered twice|sign-in method gateway is declared twice/);
+  });
+});
+
+/** `npm start`'s program in a process of its own: the plugin loads as an operator's installation loads it. */
+describe('a plugin from outside the repository, in the service\'s own process (runtime/main.ts)', function () {
+  this.timeout(180_000);
+  before(installPeer);
+
+  async function freePort(): Promise<number> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+  }
+
+  it('signs in through the plugin', async () => {
+    const port = await freePort();
+    const main = await startMain([], port, { env: GATEWAY_ENV });
+    try {
+      const url = `http://127.0.0.1:${port}/api/admin/databases`;
+      expect((await fetch(url, { headers: { 'x-gateway-user': 'admin', 'x-gateway-secret': SECRET } })).status).to.equal(200);
+      expect((await fetch(url, { headers: { 'x-gateway-user': 'admin', 'x-gateway-secret': 'not-the-secret-at-all' } })).status).to.equal(401);
+      expect(main.output()).to.not.contain(SECRET);
+    } finally {
+      main.child.kill('SIGTERM');
+      await main.exited;
+    }
+  });
+
+  it('refuses at start, exiting non-zero with a message, a plugin written for another host API', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'runtime/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ...storageEnv(), PORT: String(await freePort()), ...GATEWAY_ENV, SERVICE_PLUGINS: entry('future.ts') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).to.equal(1);
+    expect(output).to.contain('plugin error: PLUGIN_HOST_VERSION: plugin gateway was written for host API ^2; this service offers host API 1.0.0');
+    expect(output).to.not.contain(SECRET);
   });
 });
