@@ -9,8 +9,7 @@
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Storage } from '../../runtime/storage/connection.ts';
-import type { SnapshotReaders } from '../../runtime/storage/pglite/readers.ts';
+import type { SnapshotReaders, Storage } from '../../runtime/host.ts';
 import { CopyOut } from './copy-out.ts';
 import type { Format } from './formats.ts';
 

@@ -40,15 +40,11 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { Storage } from '../../runtime/storage/connection.ts';
-import type { SnapshotReaders } from '../../runtime/storage/pglite/readers.ts';
-import { schemaOf } from '../../runtime/storage/migrations.ts';
-import type { Language } from '../../runtime/messages.ts';
+import { schemaOf, type InteractiveGate, type Language, type SnapshotReaders, type Storage } from '../../runtime/host.ts';
 import { CompositionRefused, composeChecked, describeSql, resultSql, type Column } from './compose.ts';
 import type { CheckedStatement } from './sandbox.ts';
 import { RowWriter, type Format } from './formats.ts';
 import { QueryConnections, type Connection } from './connections.ts';
-import type { InteractiveGate } from '../../runtime/interactive.ts';
 import { ResultStream } from './result-stream.ts';
 
 export interface QuerySpec {
