@@ -13,7 +13,8 @@ import type { Config } from './config.ts';
 import { InteractiveGate } from './interactive.ts';
 import { createError, errorMiddleware, isDatabaseUnavailable } from './errors.ts';
 import { jsonBodyReader } from './body.ts';
-import { usePublicUrl, withServer } from './public-url.ts';
+import { usePublicUrl } from './public-url.ts';
+import { sendAsset, specificationAssets, SPECIFICATION } from './specification.ts';
 import { loadGenerated, type Generated } from './generated.ts';
 import { openStorage, type Storage } from './storage/connection.ts';
 import { migrateControl, PluginMigrations } from './storage/migrations.ts';
@@ -24,10 +25,9 @@ import type { AuthDriver, Principal } from './auth/types.ts';
 import { AUTH_PHASES, type AuthPhase, type PluginHost, type PluginManifest, type RestExtension, type SecretHandler } from './plugins.ts';
 import { importPlugins, loadPlugins } from './plugin-loader.ts';
 import type { CustomPropertiesCheck } from './rest/writer.ts';
-import { META_DATABASE, seedMetamodel } from './metamodel/meta-database.ts';
+import { META_DATABASE, seedMetamodel } from './storage/meta-database.ts';
 import { readStandardMetamodel } from './metamodel/standard.ts';
-import { handleRest } from './rest/handlers.ts';
-import { splitPath } from './rest/paths.ts';
+import { apiOpening, restOpening } from './openings.ts';
 import { adminRoutes } from './admin.ts';
 import { knexPool, requestFigures, ServiceMetrics } from './metrics.ts';
 import { metamodelListNames } from './route-templates.ts';
@@ -153,8 +153,9 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   // ctx.ip: the address the outermost trusted proxy saw, never one the client wrote into X-Forwarded-For.
   app.maxIpsCount = config.proxyHops;
   if (config.publicUrl) usePublicUrl(app, config.publicUrl);
-  const openapi = { yaml: generated.openapiYaml, json: generated.openapiJson };
-  const described = config.publicUrl ? withServer(openapi, `${config.publicUrl}${config.contextPath}`) : openapi;
+  // `servers`: where clients reach the service; relative to the document's own address when no public URL is set.
+  const specification = specificationAssets({ yaml: generated.openapiYaml, json: generated.openapiJson },
+    `${config.publicUrl ?? ''}${config.contextPath}` || '/');
   const base = (ctx: Context) => `${ctx.protocol}://${ctx.host}${config.contextPath}`;
 
   app.use(async function requestLog(ctx, next) {
@@ -196,7 +197,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
     return next();
   });
 
-  // Three fixed addresses: a switch costs the request path less than a router.
+  // Fixed addresses: a switch costs the request path less than a router.
   app.use(async function serviceRoutes(ctx, next) {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     if (ctx.path === HEALTH_PATH) {
@@ -210,16 +211,8 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
       }
       return;
     }
-    if (ctx.path === '/specification/openapi.yaml') {
-      ctx.type = 'application/yaml';
-      ctx.body = described.yaml;
-      return;
-    }
-    if (ctx.path === '/specification/openapi.json') {
-      ctx.type = 'application/json';
-      ctx.body = described.json;
-      return;
-    }
+    const asset = ctx.path.startsWith(SPECIFICATION) ? specification(ctx.path) : undefined;
+    if (asset) return sendAsset(ctx, asset);
     return next();
   });
   app.use(async function readiness(ctx, next) {
@@ -233,49 +226,8 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
     return admin(ctx, next);
   });
 
-  app.use(async function rest(ctx, next) {
-    if (!ctx.path.startsWith('/rest/')) return next();
-    // Only the database name is read before authentication; the rest of the path is judged after it.
-    const rest = ctx.path.slice('/rest/'.length);
-    const slash = rest.indexOf('/');
-    const [dbName] = splitPath(slash < 0 ? rest : rest.slice(0, slash));
-    const db = await databases.get(dbName);
-    if (!db) {
-      // Only a system administrator learns that a database does not exist; anyone else cannot tell it from a wrong password.
-      ctx.state.principal = await authenticator.authenticate(ctx, null);
-      throw createError('DATABASE_NOT_FOUND', { name: dbName });
-    }
-    ctx.state.principal = await authenticator.authenticate(ctx, db);
-    if (slash < 0 || slash === rest.length - 1) throw createError('NOT_FOUND');
-    const segments = splitPath(rest.slice(slash + 1));
-    const handle = async () => {
-      for (const extension of restExtensions) {
-        if (await extension({ ctx, principal: ctx.state.principal, db: db.name, segments, base: base(ctx) })) return;
-      }
-      return handleRest(ctx, restDeps, ctx.state.principal, db.name, segments, { base: base(ctx), db: db.name });
-    };
-    // Nothing in /rest can be written below EDITOR: a READ_ONLY caller's body is refused unread.
-    if (ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH') await readJson(ctx, 'EDITOR');
-    return handle();
-  });
-  // The plugins' interfaces of a database (query, profiles): authenticated like /rest.
-  const apiRoutes = apiRouter.routes();
-  app.use(async function api(ctx, next) {
-    if (!ctx.path.startsWith('/api/')) return next();
-    const rest = ctx.path.slice('/api/'.length);
-    const slash = rest.indexOf('/');
-    const [dbName] = splitPath(slash < 0 ? rest : rest.slice(0, slash));
-    const db = await databases.get(dbName);
-    if (!db) {
-      ctx.state.principal = await authenticator.authenticate(ctx, null);
-      throw createError('DATABASE_NOT_FOUND', { name: dbName });
-    }
-    ctx.state.principal = await authenticator.authenticate(ctx, db);
-    ctx.state.db = db;
-    await apiRoutes(ctx as never, async () => {
-      throw createError('NOT_FOUND');
-    });
-  });
+  app.use(restOpening({ databases, authenticator, deps: restDeps, extensions: restExtensions, readJson, base }));
+  app.use(apiOpening({ databases, authenticator, router: apiRouter }));
   app.use(pluginRouter.routes());
 
   app.on('error', (err) => {

@@ -24,7 +24,7 @@ export const MAX_DESCRIPTION = 1000;
 /** The latest time a JavaScript Date can hold. */
 const MAX_TIME = 8_640_000_000_000_000;
 
-const CREATE_SCHEMA = {
+export const CREATE_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   properties: {

@@ -35,7 +35,7 @@ interface Call {
 }
 
 const TEXT = { type: 'string', minLength: 1, maxLength: 1024 };
-const EXPLAIN_SCHEMA = {
+export const EXPLAIN_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['loginId'],
