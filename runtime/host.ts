@@ -28,7 +28,7 @@ export { clientAddress, SignInThrottle, type Attempt } from './auth/throttle.ts'
 export { CredentialCache, type CredentialCacheOptions } from './auth/credential-cache.ts';
 export { ClaimError, claimContains, claimOf, claimReader, type ClaimLimits, type ClaimReader } from './auth/claims.ts';
 // Access rules (the access plugin manages them; the core applies them).
-export { accessRulesEnabled, accessRuleViolations, AccessRuleStore, decideAccess, type AccessRule } from './auth/access-rules.ts';
+export { ACCESS_RULES_SCHEMA, accessRulesEnabled, accessRuleViolations, AccessRuleStore, decideAccess, type AccessRule } from './auth/access-rules.ts';
 
 // Errors in the specification's format, and messages in every language the service speaks.
 export { createError, languageOf, ServiceError, type ErrorCode, type Violation } from './errors.ts';
@@ -40,6 +40,9 @@ export { oversized, violationsOf, wrongTypeKey } from './validation.ts';
 export { UUID } from './rest/paths.ts';
 export { epochMillis } from './versions.ts';
 export type { CustomPropertiesCheck } from './rest/writer.ts';
+
+// The plugin's part of the OpenAPI document (plugins/<name>/openapi.ts), in the document's own terms.
+export { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, queryParameter, ref, type OpenApiFragment } from './openapi-fragment.ts';
 
 // Storage: schemas, stored objects, views, the connections.
 export { CONTROL_SCHEMA, schemaOf } from './storage/migrations.ts';
