@@ -30,9 +30,6 @@ export { ClaimError, claimContains, claimOf, claimReader, type ClaimLimits, type
 // Access rules (the access plugin manages them; the core applies them).
 export { ACCESS_RULES_SCHEMA, accessRulesEnabled, accessRuleViolations, AccessRuleStore, decideAccess, type AccessRule } from './auth/access-rules.ts';
 
-// The plugin's part of the OpenAPI document (plugins/<name>/openapi.ts), merged by the generator.
-export { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, queryParameter, ref, type OpenApiFragment } from './openapi-fragment.ts';
-
 // Errors in the specification's format, and messages in every language the service speaks.
 export { createError, languageOf, ServiceError, type ErrorCode, type Violation } from './errors.ts';
 export { translate, type Language } from './messages.ts';
@@ -43,6 +40,9 @@ export { oversized, violationsOf, wrongTypeKey } from './validation.ts';
 export { UUID } from './rest/paths.ts';
 export { epochMillis } from './versions.ts';
 export type { CustomPropertiesCheck } from './rest/writer.ts';
+
+// The plugin's part of the OpenAPI document (plugins/<name>/openapi.ts), in the document's own terms.
+export { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, queryParameter, ref, type OpenApiFragment } from './openapi-fragment.ts';
 
 // Storage: schemas, stored objects, views, the connections.
 export { CONTROL_SCHEMA, schemaOf } from './storage/migrations.ts';
