@@ -3052,7 +3052,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Processing";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Login ID of the creator. */
             readonly createdBy?: string;
@@ -3111,15 +3114,12 @@ export interface components {
              */
             _type: "Processing";
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description Any Activity: one of its concrete types, named by `_type`. */
         AnyActivity: components["schemas"]["Processing"];
@@ -3146,7 +3146,10 @@ export interface components {
              * @enum {string}
              */
             _type: "BusinessAttribute" | "Classifier" | "Collection" | "Enumeration" | "Group" | "Literal" | "Organization" | "Person" | "Processing" | "Scheme";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Login ID of the creator. */
             readonly createdBy?: string;
@@ -3205,15 +3208,12 @@ export interface components {
              */
             _type: "BusinessAttribute" | "Classifier" | "Collection" | "Enumeration" | "Group" | "Literal" | "Organization" | "Person" | "Processing" | "Scheme";
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Asset objects as HAL JSON. */
         AssetsList: {
@@ -3256,7 +3256,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Attribution";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /**
              * Format: uuid
@@ -3331,23 +3334,17 @@ export interface components {
              * @description The responsible person, group or organization. Technical key of an Asset. Mandatory: creating the object, or replacing it with PUT, without it is refused with 400.
              */
             attributedTo?: string;
-            /**
-             * Format: uuid
-             * @description The asset. Technical key of an Asset. Names the parent object.
-             */
-            attributionFor?: string;
+            /** @description The asset. Technical key of an Asset. Names the parent object. */
+            attributionFor?: string | null;
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
-            label?: string;
+            label?: string | null;
             /** @description Kind of responsibility, such as Owner or Steward. */
-            role?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            role?: string | null;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Attribution objects as HAL JSON. */
         AttributionsList: {
@@ -3375,7 +3372,10 @@ export interface components {
              * @enum {string}
              */
             _type: "BusinessAttribute";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /**
              * @default ONE
@@ -3426,7 +3426,9 @@ export interface components {
             inverseOf?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
+            /** Format: int64 */
             maxCardinality?: number;
+            /** Format: int64 */
             minCardinality?: number;
             /**
              * Format: uuid
@@ -3468,51 +3470,33 @@ export interface components {
              * @enum {string}
              */
             _type: "BusinessAttribute";
-            /**
-             * @default ONE
-             * @enum {string}
-             */
-            cardinality?: "ONE" | "MANY";
+            /** @default ONE */
+            cardinality?: ("ONE" | "MANY") | null;
             customProperties?: components["schemas"]["CustomProperties"];
-            /**
-             * @description Kind of value; for the metamodel itself.
-             * @enum {string}
-             */
-            dataType?: "STRING" | "TEXT" | "INTEGER" | "DECIMAL" | "BOOLEAN" | "UUID" | "DATETIME" | "ENUMERATION" | "REFERENCE" | "LIST" | "INVERSE";
-            defaultValue?: string;
-            description?: string;
-            /**
-             * Format: uuid
-             * @description The classifier that owns the attribute. Technical key of a Classifier. Names the parent object.
-             */
-            hasDomain?: string;
-            /**
-             * Format: uuid
-             * @description The type of the values, e.g. an enumeration or a classifier. Technical key of an Asset.
-             */
-            hasRange?: string;
-            identifying?: boolean;
+            /** @description Kind of value; for the metamodel itself. */
+            dataType?: ("STRING" | "TEXT" | "INTEGER" | "DECIMAL" | "BOOLEAN" | "UUID" | "DATETIME" | "ENUMERATION" | "REFERENCE" | "LIST" | "INVERSE") | null;
+            defaultValue?: string | null;
+            description?: string | null;
+            /** @description The classifier that owns the attribute. Technical key of a Classifier. Names the parent object. */
+            hasDomain?: string | null;
+            /** @description The type of the values, e.g. an enumeration or a classifier. Technical key of an Asset. */
+            hasRange?: string | null;
+            identifying?: boolean | null;
             /** @description For inverse lists, the property of the listed objects that names this object. */
-            inverseOf?: string;
+            inverseOf?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            maxCardinality?: number;
-            minCardinality?: number;
+            maxCardinality?: number | null;
+            minCardinality?: number | null;
             /** @description The reference is the object's parent. */
-            owner?: boolean;
-            readOnly?: boolean;
-            /**
-             * @default OPTIONAL
-             * @enum {string}
-             */
-            required?: "OPTIONAL" | "MANDATORY";
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
-            writeOnly?: boolean;
+            owner?: boolean | null;
+            readOnly?: boolean | null;
+            /** @default OPTIONAL */
+            required?: ("OPTIONAL" | "MANDATORY") | null;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
+            writeOnly?: boolean | null;
         };
         /** @description A business object type, such as Customer or Contract. */
         Classifier: {
@@ -3529,7 +3513,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Classifier";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Whether the classifier has no instances of its own. */
             abstract?: boolean;
@@ -3601,28 +3588,22 @@ export interface components {
              */
             _type: "Classifier";
             /** @description Whether the classifier has no instances of its own. */
-            abstract?: boolean;
+            abstract?: boolean | null;
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Properties, separated by blanks, that form a missing label. */
-            labelFrom?: string;
+            labelFrom?: string | null;
             /** @description Name of the list that holds its instances. */
-            pluralName?: string;
+            pluralName?: string | null;
             /** @description Whether instances may stand at the top level. */
-            root?: boolean;
-            /**
-             * Format: uuid
-             * @description The more general classifier. Technical key of a Classifier.
-             */
-            specializes?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            root?: boolean | null;
+            /** @description The more general classifier. Technical key of a Classifier. */
+            specializes?: string | null;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Classifier objects as HAL JSON. */
         ClassifiersList: {
@@ -3650,7 +3631,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Collection";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Login ID of the creator. */
             readonly createdBy?: string;
@@ -3709,15 +3693,12 @@ export interface components {
              */
             _type: "Collection";
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Collection objects as HAL JSON. */
         CollectionsList: {
@@ -3750,7 +3731,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Derivation";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Login ID of the creator. */
             readonly createdBy?: string;
@@ -3819,25 +3803,19 @@ export interface components {
              */
             _type: "Derivation";
             customProperties?: components["schemas"]["CustomProperties"];
-            /**
-             * Format: uuid
-             * @description Technical key of a BusinessAttribute. Names the parent object.
-             */
-            derivationFor?: string;
+            /** @description Technical key of a BusinessAttribute. Names the parent object. */
+            derivationFor?: string | null;
             /**
              * Format: uuid
              * @description Technical key of a BusinessAttribute. Mandatory: creating the object, or replacing it with PUT, without it is refused with 400.
              */
             derivedTo?: string;
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
-            label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            label?: string | null;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Derivation objects as HAL JSON. */
         DerivationsList: {
@@ -3880,7 +3858,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Enumeration";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Login ID of the creator. */
             readonly createdBy?: string;
@@ -3939,15 +3920,12 @@ export interface components {
              */
             _type: "Enumeration";
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Enumeration objects as HAL JSON. */
         EnumerationsList: {
@@ -3988,7 +3966,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Group";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Login ID of the creator. */
             readonly createdBy?: string;
@@ -4048,16 +4029,13 @@ export interface components {
              */
             _type: "Group";
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
-            email?: string;
+            description?: string | null;
+            email?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Group objects as HAL JSON. */
         GroupsList: {
@@ -4093,7 +4071,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Literal";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             code?: string;
             /** @description Login ID of the creator. */
@@ -4128,6 +4109,7 @@ export interface components {
             readonly modelId?: string;
             /** @description Login ID of the last modifier. */
             readonly modifiedBy?: string;
+            /** Format: int64 */
             order?: number;
             /**
              * Format: uuid
@@ -4153,18 +4135,15 @@ export interface components {
              * @enum {string}
              */
             _type: "Literal";
-            code?: string;
+            code?: string | null;
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            order?: number;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            order?: number | null;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Literal objects as HAL JSON. */
         LiteralsList: {
@@ -4191,7 +4170,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Organization";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Login ID of the creator. */
             readonly createdBy?: string;
@@ -4250,15 +4232,12 @@ export interface components {
              */
             _type: "Organization";
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Organization objects as HAL JSON. */
         OrganizationsList: {
@@ -4283,7 +4262,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Person";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /**
              * Format: uuid
@@ -4355,19 +4337,16 @@ export interface components {
              */
             agentOf?: string;
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
-            email?: string;
-            familyName?: string;
+            description?: string | null;
+            email?: string | null;
+            familyName?: string | null;
             /** @description Mandatory: creating the object, or replacing it with PUT, without it is refused with 400. */
             givenName?: string;
             /** @description Business key; unique within its parent's list. */
-            label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            label?: string | null;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Person objects as HAL JSON. */
         PersonsList: {
@@ -4391,7 +4370,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Processing";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Login ID of the creator. */
             readonly createdBy?: string;
@@ -4450,15 +4432,12 @@ export interface components {
              */
             _type: "Processing";
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Processing objects as HAL JSON. */
         ProcessingsList: {
@@ -4499,7 +4478,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Attribution" | "BusinessAttribute" | "Classifier" | "Collection" | "Derivation" | "Enumeration" | "Group" | "Literal" | "Organization" | "Person" | "Processing" | "Scheme" | "Tenant" | "User";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Login ID of the creator. */
             readonly createdBy?: string;
@@ -4558,15 +4540,12 @@ export interface components {
              */
             _type: "Attribution" | "BusinessAttribute" | "Classifier" | "Collection" | "Derivation" | "Enumeration" | "Group" | "Literal" | "Organization" | "Person" | "Processing" | "Scheme" | "Tenant" | "User";
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A business data model; the root of collections, classifiers and enumerations. */
         Scheme: {
@@ -4585,7 +4564,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Scheme";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Login ID of the creator. */
             readonly createdBy?: string;
@@ -4644,15 +4626,12 @@ export interface components {
              */
             _type: "Scheme";
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Scheme objects as HAL JSON. */
         SchemesList: {
@@ -4675,7 +4654,10 @@ export interface components {
              * @enum {string}
              */
             _type: "Tenant";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /** @description Login ID of the creator. */
             readonly createdBy?: string;
@@ -4734,15 +4716,12 @@ export interface components {
              */
             _type: "Tenant";
             customProperties?: components["schemas"]["CustomProperties"];
-            description?: string;
+            description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of Tenant objects as HAL JSON. */
         TenantsList: {
@@ -4766,7 +4745,10 @@ export interface components {
              * @enum {string}
              */
             _type: "User";
-            /** @description Grows by one with every change. */
+            /**
+             * Format: int64
+             * @description Grows by one with every change.
+             */
             readonly _version?: number;
             /**
              * @default READ_ONLY
@@ -4822,7 +4804,10 @@ export interface components {
             readonly parentId?: string;
             /** @description A program rather than a person. */
             serviceUser?: boolean;
-            /** @description Longest run of a query-interface statement of this user, in milliseconds (0: none); overrides the database's and the server's. */
+            /**
+             * Format: int64
+             * @description Longest run of a query-interface statement of this user, in milliseconds (0: none); overrides the database's and the server's.
+             */
             statementTimeout?: number;
             /**
              * @default WORKING
@@ -4845,38 +4830,29 @@ export interface components {
              * @enum {string}
              */
             _type: "User";
-            /**
-             * @default READ_ONLY
-             * @enum {string}
-             */
-            accessLevel?: "READ_ONLY" | "EDITOR" | "ADMINISTRATOR";
+            /** @default READ_ONLY */
+            accessLevel?: ("READ_ONLY" | "EDITOR" | "ADMINISTRATOR") | null;
             customProperties?: components["schemas"]["CustomProperties"];
             /** @description Whether the user signs in to this tenant by default. */
-            defaultTenant?: boolean;
-            description?: string;
-            familyName?: string;
-            givenName?: string;
-            /**
-             * Format: uuid
-             * @description The person the user stands for. Technical key of a Person.
-             */
-            isPerson?: string;
+            defaultTenant?: boolean | null;
+            description?: string | null;
+            familyName?: string | null;
+            givenName?: string | null;
+            /** @description The person the user stands for. Technical key of a Person. */
+            isPerson?: string | null;
             /** @description Business key; unique within its parent's list. */
-            label?: string;
+            label?: string | null;
             /** @description Mandatory: creating the object, or replacing it with PUT, without it is refused with 400. */
             loginId?: string;
             /** @description Password for basic authentication; never returned. */
-            password?: string;
+            password?: string | null;
             /** @description A program rather than a person. */
-            serviceUser?: boolean;
+            serviceUser?: boolean | null;
             /** @description Longest run of a query-interface statement of this user, in milliseconds (0: none); overrides the database's and the server's. */
-            statementTimeout?: number;
-            /**
-             * @default WORKING
-             * @enum {string}
-             */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
-            title?: string;
+            statementTimeout?: number | null;
+            /** @default WORKING */
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            title?: string | null;
         };
         /** @description A list of User objects as HAL JSON. */
         UsersList: {

@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { modelsEmitter } from '../../generator/emitters/models.ts';
-import { resolveMetamodel } from '../../generator/resolve.ts';
-import { readStandardMetamodel } from '../../generator/standard.ts';
+import { resolveMetamodel } from '../../runtime/metamodel/resolve.ts';
+import { readStandardMetamodel } from '../../runtime/metamodel/standard.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
