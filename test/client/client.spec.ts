@@ -156,6 +156,13 @@ describe('typed client: under a context path', function () {
 });
 
 describe('typed client: the package', () => {
+  it('has one exports map, sorted, with the client, the host module and the models', () => {
+    // A second "exports" key (as two branches' merge once left) silently replaces the first in JSON.parse.
+    const text = readFileSync(join(root, 'package.json'), 'utf8');
+    expect(text.match(/"exports"\s*:/g)).to.have.length(1);
+    expect(Object.keys(JSON.parse(text).exports)).to.deep.equal(['./client', './host', './models']);
+  });
+
   it('exports the client as ./client and the generated models as ./models', async () => {
     // The package resolving its own name through its exports, as a dependent's import would.
     const resolve = createRequire(import.meta.url).resolve;
