@@ -54,6 +54,10 @@ describe('typed client: calls against the service', function () {
     expect(byId.label).to.equal('Customer / Kunde');
     expect(byId._links.self.href).to.contain(`/rest/${db}/`);
 
+    // A label is one path segment, whatever it holds: the client percent-encodes it, a slash included.
+    const odd = await ok(client.POST('/rest/{db}/schemes', { params: { path: { db } }, body: { _type: 'Scheme', label: 'Sales/Model 50% ?#' } }));
+    expect((await ok(client.GET('/rest/{db}/schemes/{key}', { params: { path: { db, key: 'Sales/Model 50% ?#' } } }))).id).to.equal(odd.id);
+
     const list = await ok(client.GET('/rest/{db}/schemes/{key}/classifiers', { params: { path: { db, key: 'Sales Model' }, query: { limit: 10 } } }));
     expect(list.total).to.equal(1);
     expect(list._embedded.classifiers.map((c) => c.label)).to.deep.equal(['Customer / Kunde']);
