@@ -54,6 +54,10 @@ describe('typed client: calls against the service', function () {
     expect(byId.label).to.equal('Customer / Kunde');
     expect(byId._links.self.href).to.contain(`/rest/${db}/`);
 
+    // A label is one path segment, whatever it holds: the client percent-encodes it, a slash included.
+    const odd = await ok(client.POST('/rest/{db}/schemes', { params: { path: { db } }, body: { _type: 'Scheme', label: 'Sales/Model 50% ?#' } }));
+    expect((await ok(client.GET('/rest/{db}/schemes/{key}', { params: { path: { db, key: 'Sales/Model 50% ?#' } } }))).id).to.equal(odd.id);
+
     const list = await ok(client.GET('/rest/{db}/schemes/{key}/classifiers', { params: { path: { db, key: 'Sales Model' }, query: { limit: 10 } } }));
     expect(list.total).to.equal(1);
     expect(list._embedded.classifiers.map((c) => c.label)).to.deep.equal(['Customer / Kunde']);
@@ -156,6 +160,13 @@ describe('typed client: under a context path', function () {
 });
 
 describe('typed client: the package', () => {
+  it('has one exports map, sorted, with the client, the host module and the models', () => {
+    // A second "exports" key (as two branches' merge once left) silently replaces the first in JSON.parse.
+    const text = readFileSync(join(root, 'package.json'), 'utf8');
+    expect(text.match(/"exports"\s*:/g)).to.have.length(1);
+    expect(Object.keys(JSON.parse(text).exports)).to.deep.equal(['./client', './host', './models']);
+  });
+
   it('exports the client as ./client and the generated models as ./models', async () => {
     // The package resolving its own name through its exports, as a dependent's import would.
     const resolve = createRequire(import.meta.url).resolve;
