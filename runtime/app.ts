@@ -125,7 +125,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   };
   for (const plugin of plugins) await plugin.register(host);
   const restDeps = {
-    model: generated.metamodel, validators: generated.validators, knex, secretHandlers, customProperties,
+    model: generated.metamodel, routes: generated.routes, validators: generated.validators, knex, secretHandlers, customProperties,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
   const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory, {
