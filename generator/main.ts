@@ -35,7 +35,7 @@ async function main() {
   const raw = fromDatabase ?? readStandardMetamodel();
   const model = resolveMetamodel(raw);
   const outDir = values.out ?? DEFAULT_GENERATED_DIR;
-  const changed = writeGenerated(outDir, emitAll(model));
+  const changed = writeGenerated(outDir, await emitAll(model));
   console.log(`generated ${outDir} from ${fromDatabase ? 'the meta database' : 'the standard metamodel'}: ${changed.length ? `changed ${changed.join(', ')}` : 'no changes'}`);
 }
 

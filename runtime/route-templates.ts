@@ -14,7 +14,8 @@ import type { Metamodel } from './metamodel/model.ts';
 export const UNMATCHED = 'unmatched';
 
 /** Addresses of the service itself, below the context path. */
-const FIXED = new Set(['/health', '/specification/openapi.yaml', '/specification/openapi.json', '/api/admin/databases']);
+const FIXED = new Set(['/health', '/api/admin/databases',
+  ...['', 'openapi.yaml', 'openapi.json', 'start.js', 'swagger-ui-bundle.js', 'swagger-ui.css'].map((name) => `/specification/${name}`)]);
 
 export interface RouteSources {
   contextPath: string;

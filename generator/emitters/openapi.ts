@@ -4,13 +4,15 @@
  * The fixed part (security schemes, error payload, parameters, health and
  * administration paths) is text in `templates/openapi/base.yaml`; this module
  * adds what the metamodel decides: paths (`openapi/paths.ts`) and component
- * schemas (`openapi/schemas.ts`). This module puts them together.
+ * schemas (`openapi/schemas.ts`); and the plugins' calls, each plugin's
+ * `openapi.ts` fragment (`openapi/plugins.ts`). This module puts them together.
  */
 import { readFileSync } from 'node:fs';
 import { parse, stringify } from 'yaml';
 import type { Metamodel } from '../../runtime/metamodel/model.ts';
 import { header, stableJson, type Emitter } from '../emitter.ts';
 import { restPaths } from './openapi/paths.ts';
+import { pluginFragments } from './openapi/plugins.ts';
 import { addressable, listSchemas, polymorphicSchemas, typeSchemas, type Json } from './openapi/schemas.ts';
 
 export const openapiEmitter: Emitter = {
@@ -36,9 +38,15 @@ export function openapiDocument(model: Metamodel): Json {
   document.info.description = readTemplate('description.md');
   // JSON cannot carry the header comment, so the document says it itself.
   document.info['x-generated'] = header('openapi', '').trim();
-  document.paths = merged('path', document.paths, restPaths(model));
-  document.components.schemas = merged('schema', document.components.schemas, typeSchemas(model), polymorphicSchemas(model), listSchemas(model));
-  document.tags = tags(model, document.tags as { name: string }[]);
+  const fragments = pluginFragments.map((p) => p.fragment);
+  document.paths = merged('path', document.paths, restPaths(model), ...fragments.map((f) => f.paths));
+  document.components.schemas = merged('schema', document.components.schemas, typeSchemas(model), polymorphicSchemas(model), listSchemas(model),
+    ...fragments.map((f) => f.components?.schemas ?? {}));
+  for (const kind of ['parameters', 'responses', 'headers'] as const) {
+    const components = document.components as Record<string, Json>;
+    components[kind] = merged(kind.slice(0, -1), components[kind] ?? {}, ...fragments.map((f) => f.components?.[kind] ?? {}));
+  }
+  document.tags = tags(model, [...document.tags as { name: string }[], ...fragments.flatMap((f) => f.tags ?? [])]);
   assertUniqueOperationIds(document.paths as Record<string, Json>);
   return document;
 }
@@ -67,8 +75,11 @@ function assertUniqueOperationIds(paths: Record<string, Json>) {
 
 // ---------------------------------------------------------------- tags
 
-/** The fixed tags of the template and one per addressable type, by name. */
+/** The fixed tags of the template, the plugins' and one per addressable type, by name. */
 function tags(model: Metamodel, fixed: { name: string }[]): { name: string }[] {
   const types = addressable(model).map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}) }));
-  return [...fixed, ...types].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  const all = [...fixed, ...types];
+  const twice = all.find((t, i) => all.findIndex((u) => u.name === t.name) !== i);
+  if (twice) throw new Error(`OpenAPI: tag ${twice.name} is generated twice`);
+  return all.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
 }

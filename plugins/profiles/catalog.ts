@@ -52,7 +52,7 @@ export const TENANT_PROFILES: Record<string, TenantProfile> = {
   },
 };
 
-const STANDARD_FILES: Record<string, { kind: ProfileKind; file: string }> = {
+export const STANDARD_FILES: Record<string, { kind: ProfileKind; file: string }> = {
   'standard-annotations': { kind: 'annotations', file: 'standard-annotations.gen.yaml' },
   'standard-profile': { kind: 'profile', file: 'standard-profile.gen.yaml' },
 };

@@ -7,15 +7,14 @@
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Metamodel } from '../../runtime/metamodel/model.ts';
-import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
+import type { Metamodel, PluginHost, PluginManifest } from '../../runtime/host.ts';
 import { AnnotationCache } from './cache.ts';
 import { loadStandardProfiles } from './catalog.ts';
 import { CustomPropertiesChecker } from './check.ts';
 import { ProfileReader } from './reader.ts';
 import { profileRoutes } from './routes.ts';
 import { MIGRATIONS } from './store.ts';
-import './messages.ts';
+import { PROFILE_MESSAGES } from './messages.ts';
 
 /** 1 MiB: annotation files of several thousand lines fit many times over. */
 export const DEFAULT_PROFILE_LIMIT = 1024 * 1024;
@@ -26,21 +25,28 @@ async function metamodelOf(generatedDir: string): Promise<Metamodel> {
   return generated.metamodel as Metamodel;
 }
 
-export const manifest: PluginManifest = {
+interface ProfileSettings {
+  SERVICE_PROFILE_LIMIT: number;
+}
+
+export const manifest: PluginManifest<ProfileSettings> = {
   name: 'profiles',
+  host: '^1',
+  settingsPrefixes: ['SERVICE_PROFILE_'],
   configSchema: {
     type: 'object',
     properties: {
-      SERVICE_PROFILE_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,9}$', description: 'a whole number of bytes from 1 to 9999999999' },
+      SERVICE_PROFILE_LIMIT: { type: 'integer', minimum: 1, maximum: 9_999_999_999, default: DEFAULT_PROFILE_LIMIT, description: 'a whole number of bytes from 1 to 9999999999' },
     },
   },
-  async register(host: PluginHost) {
-    const limit = Number(host.config.env.SERVICE_PROFILE_LIMIT ?? DEFAULT_PROFILE_LIMIT);
+  migrations: { database: MIGRATIONS },
+  messages: PROFILE_MESSAGES,
+  async register(host: PluginHost, settings) {
+    const limit = settings.SERVICE_PROFILE_LIMIT;
     const model = await metamodelOf(host.config.generatedDir);
     const standard = loadStandardProfiles(host.config.generatedDir);
     const cache = new AnnotationCache(host.knex, model);
     const checker = new CustomPropertiesChecker(cache, host.log);
-    host.addDatabaseMigrations('profiles', MIGRATIONS);
     host.addRestExtension(checker.observe);
     host.onChange((db, types) => {
       if (types.includes('Tenant')) cache.forget(db);

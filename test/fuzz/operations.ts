@@ -1,7 +1,7 @@
 /**
  * What the fuzz test calls: every path and method of the served OpenAPI
- * document, the plugins' calls the document does not describe yet, and the
- * real objects their path parameters name.
+ * document (the plugins' calls included) and the real objects their path
+ * parameters name.
  */
 import { expect } from 'chai';
 import type { TestService } from '../helpers/service.ts';
@@ -21,30 +21,6 @@ export interface Operation {
 
 const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete'];
 
-/** The plugins' calls, until the document describes them (decisions §10). */
-const UNDESCRIBED: Operation[] = [
-  ...['PUT', 'POST'].map((method) => ({ method, template: '/api/{db}/queries/download', parameters: queryParameters(['format', 'statementTimeout', 'language', 'version']), body: { type: 'object', properties: { sql: { type: 'string' } } } })),
-  { method: 'GET', template: '/api/{db}/queries/settings', parameters: [] },
-  { method: 'PUT', template: '/api/{db}/queries/settings', parameters: [], body: { type: 'object', properties: { statementTimeout: { type: 'integer' } } } },
-  ...['statistics', 'logs', 'download'].map((what) => ({ method: 'GET', template: `/api/{db}/jobs/{job}/${what}`, parameters: [] })),
-  { method: 'PUT', template: '/api/{db}/profiles/{profile}/upload', parameters: [], multipart: true },
-  { method: 'GET', template: '/api/{db}/profiles/{profile}/download', parameters: [] },
-  { method: 'GET', template: '/api/{db}/session', parameters: [] },
-  { method: 'GET', template: '/rest/{db}/users/{key}/accessKeys', parameters: [] },
-  { method: 'POST', template: '/rest/{db}/users/{key}/accessKeys', parameters: [], body: { type: 'object', properties: { description: { type: 'string' }, expiresAt: { type: 'integer' } } } },
-  ...['GET', 'DELETE'].map((method) => ({ method, template: '/rest/{db}/accessKeys/{accessKey}', parameters: [] })),
-  { method: 'GET', template: '/rest/{db}/tenants/{key}/accessRules', parameters: [] },
-  {
-    method: 'PUT', template: '/rest/{db}/tenants/{key}/accessRules', parameters: [],
-    body: { type: 'array', items: { type: 'object', properties: { condition: { type: 'object', properties: { groups: { type: 'array', items: { type: 'string' } } } }, action: { enum: ['GRANT'] }, accessLevel: { enum: ['READ_ONLY'] } } } },
-  },
-  { method: 'POST', template: '/rest/{db}/tenants/{key}/accessRules/explain', parameters: [], body: { type: 'object', properties: { loginId: { type: 'string' }, groups: { type: 'array', items: { type: 'string' } } } } },
-];
-
-function queryParameters(names: string[]): Json[] {
-  return names.map((name) => ({ in: 'query', name, schema: { type: name === 'statementTimeout' || name === 'version' ? 'integer' : 'string' } }));
-}
-
 /** Every operation, in an order that reads before it writes and removes last, so that writes find the objects reads found. */
 export function operationsOf(doc: Json): Operation[] {
   const operations: Operation[] = [];
@@ -53,11 +29,13 @@ export function operationsOf(doc: Json): Operation[] {
       const op = item[method];
       const parameters = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: Json) => resolve(p, doc)).filter((p: Json) => p.in !== 'path');
       const content = op.requestBody?.content ?? {};
-      operations.push({ method: method.toUpperCase(), template, parameters, ...(content['application/json'] ? { body: content['application/json'].schema } : {}) });
+      operations.push({
+        method: method.toUpperCase(), template, parameters,
+        ...(content['application/json'] ? { body: content['application/json'].schema } : {}),
+        ...(content['multipart/form-data'] ? { multipart: true } : {}),
+      });
     }
   }
-  const known = new Set(operations.map((o) => `${o.method} ${o.template}`));
-  operations.push(...UNDESCRIBED.filter((o) => !known.has(`${o.method} ${o.template}`)));
   const phase = (m: string) => ['GET', 'HEAD', 'POST', 'PATCH', 'PUT', 'DELETE'].indexOf(m);
   return operations.sort((a, b) => phase(a.method) - phase(b.method) || (a.template < b.template ? -1 : a.template > b.template ? 1 : 0));
 }

@@ -1,0 +1,162 @@
+/** The query interface's calls in the OpenAPI document (runtime/openapi-fragment.ts); routes.ts answers them. */
+import { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, queryParameter, ref, type OpenApiFragment } from '../../runtime/host.ts';
+import { FORMATS, MEDIA_TYPES } from './formats.ts';
+import { MAX_TIMEOUT_MS } from './routes.ts';
+
+const TAG = 'Queries';
+const TIMEOUT = { type: ['integer', 'null'], minimum: 0, maximum: MAX_TIMEOUT_MS };
+
+const runParameters = [
+  queryParameter('format', 'Format of the result; case does not matter.', { type: 'string', enum: FORMATS, default: 'CSV' }),
+  queryParameter('language', 'Language of texts in the result (boolean words, messages); wins over `Accept-Language`.', { type: 'string', enum: ['de', 'en'] }),
+  queryParameter('version', 'Runs the statement on the state as of this time, in epoch milliseconds; wins over `Accept-Version`.', { type: 'integer', minimum: 0 }),
+  queryParameter('statementTimeout', 'Longest run in milliseconds; may lower the configured maximum. Only system administrators may raise it or send 0 (none).', { type: 'integer', minimum: 0, maximum: MAX_TIMEOUT_MS }),
+  ref('parameters', 'AcceptVersion'),
+];
+
+const job = pathParameter('job', 'Technical key of the job, as its start answered.', { type: 'string', format: 'uuid' });
+const entries = { type: 'array', items: ref('schemas', 'QueryJobEntry') };
+
+export const openapi: OpenApiFragment = {
+  tags: [{ name: TAG, description: 'Read-only SQL statements over the generated views of a database; administrators only.' }],
+  components: {
+    schemas: {
+      QueryStatement: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['sql'],
+        properties: { sql: { type: 'string', description: 'One SELECT over the views of the database (`scheme_view`, `attribute_view`, …).' } },
+      },
+      QueryFailure: {
+        type: 'object',
+        required: ['message'],
+        description: 'A statement that the sandbox or the database refused, or a job without a result: just the message.',
+        properties: { message: { type: 'string' } },
+      },
+      QueryJobEntry: {
+        type: 'object',
+        required: ['level', 'message'],
+        properties: { level: { type: 'string' }, message: { type: 'string' } },
+      },
+      QuerySettings: {
+        type: 'object',
+        required: ['statementTimeout', 'serverStatementTimeout'],
+        properties: {
+          statementTimeout: { ...TIMEOUT, description: "The database's maximum run time in ms; null: the server's applies." },
+          serverStatementTimeout: { type: 'integer', minimum: 0, description: 'SERVICE_STATEMENT_TIMEOUT.' },
+        },
+      },
+    },
+  },
+  paths: {
+    '/api/{db}/queries/download': {
+      parameters: DATABASE_PARAMETERS,
+      put: {
+        operationId: 'runQuery',
+        tags: [TAG],
+        summary: 'Runs a statement and answers its result',
+        description: 'Administrators of the login tenant (their tenant only) and system administrators (every tenant). The result streams as it is read.',
+        parameters: runParameters,
+        requestBody: jsonBody(ref('schemas', 'QueryStatement')),
+        responses: {
+          200: {
+            description: 'The result in the requested format.',
+            content: Object.fromEntries(FORMATS.map((f) => [MEDIA_TYPES[f].split(';')[0], { schema: f === 'JSON' ? { type: 'array', items: { type: 'object' } } : { type: 'string' } }])),
+          },
+          400: {
+            description: 'A bad parameter or body (error format), or a statement the sandbox or the database refused (just `message`).',
+            content: { 'application/json': { schema: { anyOf: [ref('schemas', 'Error'), ref('schemas', 'QueryFailure')] } } },
+          },
+          ...errors(401, 403, 404, 413, 415, 429, 503),
+        },
+      },
+      post: {
+        operationId: 'startQueryJob',
+        tags: [TAG],
+        summary: 'Starts a job that runs a statement',
+        description: 'As the synchronous call, but answers at once with the job; its state, logs and result are read below `/jobs/{job}`.',
+        parameters: runParameters,
+        requestBody: jsonBody(ref('schemas', 'QueryStatement')),
+        responses: {
+          200: json('The job was queued.', { type: 'object', required: ['id'], properties: { id: { type: 'string', format: 'uuid' } } }),
+          ...errors(400, 401, 403, 404, 413, 415, 429, 503),
+        },
+      },
+    },
+    '/api/{db}/jobs/{job}/statistics': {
+      parameters: [...DATABASE_PARAMETERS, job],
+      get: {
+        operationId: 'getQueryJobStatistics',
+        tags: [TAG],
+        summary: "Reads a job's state",
+        responses: Object.fromEntries([
+          ...[[200, 'The job has finished (COMPLETED or FAILED).'], [202, 'The job is queued or running.']].map(([status, description]) => [status, json(description as string, {
+            type: 'object',
+            required: ['status', 'messages'],
+            properties: {
+              status: { type: 'string', enum: ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED'] },
+              messages: entries,
+              progress: {
+                type: 'object',
+                required: ['rows', 'bytes', 'elapsedMs'],
+                description: 'While running and once completed.',
+                properties: { rows: { type: 'integer', minimum: 0 }, bytes: { type: 'integer', minimum: 0 }, elapsedMs: { type: 'integer', minimum: 0 } },
+              },
+            },
+          })]),
+          ...Object.entries(errors(401, 403, 404, 429, 503)),
+        ]),
+      },
+    },
+    '/api/{db}/jobs/{job}/logs': {
+      parameters: [...DATABASE_PARAMETERS, job],
+      get: {
+        operationId: 'getQueryJobLogs',
+        tags: [TAG],
+        summary: "Reads a job's log",
+        responses: {
+          200: json('The log, oldest first.', { type: 'object', required: ['totalCount', 'data'], properties: { totalCount: { type: 'integer', minimum: 0 }, data: entries } }),
+          ...errors(401, 403, 404, 429, 503),
+        },
+      },
+    },
+    '/api/{db}/jobs/{job}/download': {
+      parameters: [...DATABASE_PARAMETERS, job],
+      get: {
+        operationId: 'downloadQueryJobResult',
+        tags: [TAG],
+        summary: "Reads a completed job's result",
+        responses: {
+          200: {
+            description: 'The result in the format the job was started with.',
+            content: Object.fromEntries(FORMATS.map((f) => [MEDIA_TYPES[f].split(';')[0], { schema: f === 'JSON' ? { type: 'array', items: { type: 'object' } } : { type: 'string' } }])),
+          },
+          ...errors(401, 403, 404),
+          409: json('The job has not completed, or it failed.', ref('schemas', 'QueryFailure')),
+          ...errors(429, 503),
+        },
+      },
+    },
+    '/api/{db}/queries/settings': {
+      parameters: DATABASE_PARAMETERS,
+      get: {
+        operationId: 'getQuerySettings',
+        tags: [TAG],
+        summary: "Reads the database's statement timeout",
+        description: 'Administrators.',
+        responses: { 200: json('The settings.', ref('schemas', 'QuerySettings')), ...errors(401, 403, 404, 429, 503) },
+      },
+      put: {
+        operationId: 'setQuerySettings',
+        tags: [TAG],
+        summary: "Sets the database's statement timeout",
+        description: 'System administrators only.',
+        requestBody: jsonBody({
+          type: 'object', additionalProperties: false, required: ['statementTimeout'],
+          properties: { statementTimeout: { ...TIMEOUT, description: 'Milliseconds; 0: none; null: the server\'s applies.' } },
+        }),
+        responses: { 200: json('The settings now.', ref('schemas', 'QuerySettings')), ...errors(400, 401, 403, 404, 413, 415, 429, 503) },
+      },
+    },
+  },
+};
