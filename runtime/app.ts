@@ -130,7 +130,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   };
   for (const { manifest, settings } of plugins) await manifest.register(withDrivers(host, manifest, drivers), settings);
   const restDeps = {
-    model: generated.metamodel, validators: generated.validators, knex, secretHandlers, customProperties,
+    model: generated.metamodel, routes: generated.routes, validators: generated.validators, knex, secretHandlers, customProperties,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
   const authenticator = createAuthenticator(drivers.sort((a, b) => a.phase - b.phase).map((d) => d.driver), directory, {

@@ -19,10 +19,10 @@ import { PROFILE_MESSAGES } from './messages.ts';
 /** 1 MiB: annotation files of several thousand lines fit many times over. */
 export const DEFAULT_PROFILE_LIMIT = 1024 * 1024;
 
-/** The resolved metamodel the generator emitted (the route table), as the REST interface has it. */
+/** The resolved metamodel the generator emitted (generated/metamodel.gen.ts), as the REST interface has it. */
 async function metamodelOf(generatedDir: string): Promise<Metamodel> {
-  const routes = await import(pathToFileURL(join(generatedDir, 'routes.gen.ts')).href);
-  return routes.metamodel as Metamodel;
+  const generated = await import(pathToFileURL(join(generatedDir, 'metamodel.gen.ts')).href);
+  return generated.metamodel as Metamodel;
 }
 
 interface ProfileSettings {

@@ -106,7 +106,7 @@ export type CustomPropertiesCheck = (args: {
 
 export class Writer {
   constructor(
-    private readonly model: Metamodel,
+    readonly model: Metamodel,
     private readonly validators: Validators,
     private readonly store: ObjectStore,
     private readonly tenant: string,
