@@ -14,7 +14,7 @@ import { InteractiveGate } from './interactive.ts';
 import { createError, errorMiddleware, isDatabaseUnavailable } from './errors.ts';
 import { jsonBodyReader } from './body.ts';
 import { usePublicUrl } from './public-url.ts';
-import { sendAsset, specificationAssets, SPECIFICATION } from './specification.ts';
+import { sendAsset, servedOpenapi, specificationAssets, SPECIFICATION } from './specification.ts';
 import { loadGenerated, type Generated } from './generated.ts';
 import { openStorage, type Storage } from './storage/connection.ts';
 import { migrateControl, PluginMigrations } from './storage/migrations.ts';
@@ -61,16 +61,18 @@ export async function createService(config: Config, options: ServiceOptions): Pr
   const external = await importPlugins(config.env.SERVICE_PLUGINS);
   const plugins = loadPlugins([...options.plugins, ...external], config.env);
   const generated = await loadGenerated(config.generatedDir);
+  const openapi = servedOpenapi({ yaml: generated.openapiYaml, json: generated.openapiJson }, external.filter((m) => plugins.plugins.some((p) => p.manifest === m)));
   const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
   try {
-    return await assemble(config, log, plugins, generated, storage);
+    return await assemble(config, log, plugins, generated, openapi, storage);
   } catch (err) {
     await storage.close().catch(() => undefined);
     throw err;
   }
 }
 
-async function assemble(config: Config, log: Logger, { plugins, methodsOn }: ReturnType<typeof loadPlugins>, generated: Generated, storage: Storage): Promise<Service> {
+async function assemble(config: Config, log: Logger, { plugins, methodsOn }: ReturnType<typeof loadPlugins>, generated: Generated,
+  openapi: { yaml: string; json: string }, storage: Storage): Promise<Service> {
   const { knex } = storage;
   const standard = readStandardMetamodel();
   const migrations = new PluginMigrations();
@@ -154,7 +156,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   app.maxIpsCount = config.proxyHops;
   if (config.publicUrl) usePublicUrl(app, config.publicUrl);
   // `servers`: where clients reach the service; relative to the document's own address when no public URL is set.
-  const specification = specificationAssets({ yaml: generated.openapiYaml, json: generated.openapiJson },
+  const specification = specificationAssets(openapi,
     `${config.publicUrl ?? ''}${config.contextPath}` || '/');
   const base = (ctx: Context) => `${ctx.protocol}://${ctx.host}${config.contextPath}`;
 

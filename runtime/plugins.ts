@@ -10,6 +10,7 @@
 import type { InteractiveGate } from './interactive.ts';
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
+import type { OpenApiFragment } from './openapi-fragment.ts';
 import { Ajv, type ErrorObject } from 'ajv';
 import semver from 'semver';
 import type { Logger } from 'pino';
@@ -96,6 +97,13 @@ export interface PluginResources {
   migrations?: { control?: string[]; database?: string[] };
   /** Message texts by key, in every language the service speaks. */
   messages?: Record<Language, Record<string, string>>;
+  /**
+   * The plugin's calls in the OpenAPI document (runtime/openapi-fragment.ts):
+   * the generator adds the built-in plugins' to generated/openapi.gen.*, and
+   * the service adds those of plugins from outside the repository to the
+   * document it serves at /specification/.
+   */
+  openapi?: OpenApiFragment;
 }
 
 export interface PluginHost {

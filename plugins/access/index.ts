@@ -9,6 +9,7 @@ import { AccessKeyDriver, DEFAULT_CACHE_TTL_MS } from './driver.ts';
 import { ACCESS_MIGRATIONS, AccessKeyStore } from './keys.ts';
 import { handleAccessKeys } from './keys-rest.ts';
 import { handleAccessRules } from './rules-rest.ts';
+import { openapi } from './openapi.ts';
 
 const BOOLEAN = { type: 'string', pattern: '^\\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\\s*$', description: 'true or false' };
 
@@ -18,6 +19,7 @@ interface AccessSettings {
 
 export const manifest: PluginManifest<AccessSettings> = {
   name: 'access',
+  openapi,
   host: '^1',
   method: { name: 'accessKey', on: 'always', phase: 'access-key' },
   settingsPrefixes: ['SERVICE_ACCESS_'],

@@ -15,6 +15,7 @@ import { ProfileReader } from './reader.ts';
 import { profileRoutes } from './routes.ts';
 import { MIGRATIONS } from './store.ts';
 import { PROFILE_MESSAGES } from './messages.ts';
+import { openapi } from './openapi.ts';
 
 /** 1 MiB: annotation files of several thousand lines fit many times over. */
 export const DEFAULT_PROFILE_LIMIT = 1024 * 1024;
@@ -31,6 +32,7 @@ interface ProfileSettings {
 
 export const manifest: PluginManifest<ProfileSettings> = {
   name: 'profiles',
+  openapi,
   host: '^1',
   settingsPrefixes: ['SERVICE_PROFILE_'],
   configSchema: {

@@ -39,6 +39,7 @@ import { JOB_MIGRATIONS, JobManager } from './jobs.ts';
 import { MAX_TIMEOUT_MS, registerRoutes, underCeiling } from './routes.ts';
 import { QueryFigures } from './metrics.ts';
 import { TenantSlots } from './tenant-slots.ts';
+import { openapi } from './openapi.ts';
 
 const DEFAULTS = {
   role: 'service_readonly',
@@ -81,6 +82,7 @@ interface QuerySettings {
 
 export const manifest: PluginManifest<QuerySettings> = {
   name: 'query',
+  openapi,
   host: '^1',
   settingsPrefixes: ['SERVICE_QUERY_', 'SERVICE_JOB_', 'SERVICE_STATEMENT_TIMEOUT', 'SERVICE_DATABASE_READONLY_'],
   migrations: { database: JOB_MIGRATIONS },

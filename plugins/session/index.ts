@@ -7,9 +7,11 @@
 import type { Context } from 'koa';
 import type { DatabaseInfo, PluginHost, PluginManifest, Principal } from '../../runtime/host.ts';
 import { databaseUiUrl, logoutUrl } from './logout.ts';
+import { openapi } from './openapi.ts';
 
 export const manifest: PluginManifest<{ SERVICE_LOGOUT_URL?: string }> = {
   name: 'session',
+  openapi,
   host: '^1',
   settingsPrefixes: ['SERVICE_LOGOUT_'],
   configSchema: {
