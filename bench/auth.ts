@@ -34,6 +34,7 @@ import { createDirectory } from '../runtime/auth/directory.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import type { PluginManifest } from '../runtime/plugins.ts';
 import { SERVICE_CLIENT_ID, startOidcProvider } from '../test/helpers/oidc-provider.ts';
+import { createClient, ok } from '../client/index.ts';
 import { benchAuthPlugin } from './bench-auth.ts';
 import { compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, type Side } from './common.ts';
 
@@ -121,22 +122,21 @@ async function main() {
 
     const bearerService = await start(oidc, pgName ? PLUGINS : [...PLUGINS, benchAuth]);
     const adminToken = await provider.passwordToken(ADMIN.user, ADMIN.password);
-    const rest = async (method: string, path: string, body?: unknown) => {
-      const r = await fetch(bearerService.url + path, {
-        method, headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${(await r.text()).slice(0, 300)}`);
-      return r.json();
-    };
-    await rest('POST', '/api/admin/databases', { name: DB });
+    const admin = createClient({ baseUrl: bearerService.url, authorization: { bearer: adminToken } });
+    await ok(admin.POST('/api/admin/databases', { body: { name: DB } }));
     tenant = (await bearerService.service.databases.get(DB))!.defaultTenant;
-    const schemes = await rest('PUT', `/rest/${DB}/schemes`, Array.from({ length: OBJECTS }, (_, i) => ({ _type: 'Scheme', label: `S${i}` })));
-    const ids: string[] = schemes._embedded.schemes.map((s: { id: string }) => s.id);
-    const user = await rest('POST', `/rest/${DB}/users`, { _type: 'User', loginId: USER.loginId, accessLevel: 'EDITOR' });
+    // A few at a time: the document has no write of the whole top-level list.
+    const ids: string[] = [];
+    for (let i = 0; i < OBJECTS; i += 8) {
+      const labels = Array.from({ length: Math.min(8, OBJECTS - i) }, (_, j) => `S${i + j}`);
+      const created = await Promise.all(labels.map((label) => ok(admin.POST('/rest/{db}/schemes', { params: { path: { db: DB } }, body: { _type: 'Scheme', label } }))));
+      ids.push(...created.map((s) => s.id!));
+    }
+    const user = await ok(admin.POST('/rest/{db}/users', { params: { path: { db: DB } }, body: { _type: 'User', loginId: USER.loginId, accessLevel: 'EDITOR' } }));
     const token = await provider.passwordToken(USER.loginId, USER.password);
     const byId = ids.map((id) => `/rest/${DB}/schemes/${id}`);
     const bearer: Side = { url: bearerService.url, paths: byId, headers: { authorization: `Bearer ${token}` } };
-    const created = await rest('POST', `/rest/${DB}/users/${user.id}/accessKeys`, { description: 'benchmark' });
+    const created = await ok(admin.POST('/rest/{db}/users/{key}/accessKeys', { params: { path: { db: DB, key: user.id! } }, body: { description: 'benchmark' } }));
     const keyed: Side = { url: bearerService.url, paths: byId, headers: { 'service-access-key': created.key } };
     const bare: Side = { url: await listen(baselineApp(bearerService.service.storage.knex), closers), paths: ids.map((id) => `/id/${id}`) };
 
@@ -146,12 +146,9 @@ async function main() {
     if (pgName) {
       none = { url: (await start(base, [benchAuth])).url, paths: byId };
       const basicService = await start(base, PLUGINS);
-      const basicAuth = { authorization: `Basic ${Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64')}` };
       // The password is kept by the instance where passwords are on.
-      const set = await fetch(`${basicService.url}/rest/${DB}/users/${user.id}`, {
-        method: 'PATCH', headers: { ...basicAuth, 'content-type': 'application/json' }, body: JSON.stringify({ password: USER.password }),
-      });
-      if (!set.ok) throw new Error(`setting the password: ${set.status} ${await set.text()}`);
+      const basicAdmin = createClient({ baseUrl: basicService.url, authorization: { loginId: ADMIN.user, password: ADMIN.password } });
+      await ok(basicAdmin.PATCH('/rest/{db}/users/{key}', { params: { path: { db: DB, key: user.id! } }, body: { _type: 'User', password: USER.password } }));
       basic = { url: basicService.url, paths: byId, headers: { authorization: `Basic ${Buffer.from(`${USER.loginId}:${USER.password}`).toString('base64')}` } };
       uncached = { ...bearer, url: (await start({ ...oidc, SERVICE_AUTH_CACHE_TTL: '0' }, PLUGINS)).url };
     }

@@ -10,7 +10,7 @@ import type { Principal } from '../runtime/auth/types.ts';
 
 export function benchAuthPlugin(defaultTenant: () => string): PluginManifest {
   return {
-    name: 'bench-auth',
+    name: 'bench-auth', host: '^1',
     register(host) {
       host.addAuthDriver({
         name: 'bench',
@@ -19,7 +19,7 @@ export function benchAuthPlugin(defaultTenant: () => string): PluginManifest {
           const principal: Principal = { loginId: 'bench', tenant: defaultTenant(), accessLevel: 'ADMINISTRATOR', systemAdmin: true, method: 'bench' };
           return { kind: 'principal', principal };
         },
-      }, 0);
+      }, 'gate');
     },
   };
 }

@@ -23,6 +23,7 @@ import pino from 'pino';
 import { loadConfig } from '../runtime/config.ts';
 import { createService, type Service } from '../runtime/app.ts';
 import { PLUGINS } from '../plugins/index.ts';
+import { createClient, ok } from '../client/index.ts';
 import type { LoadResult } from './load.ts';
 import { loadGenerator, pgAdmin, PG_ADMIN_URL, runWithHeapFlags } from './common.ts';
 
@@ -52,37 +53,32 @@ if (USERS < 2 * SIGN_IN_RATE * SECONDS) throw new Error('--users must be at leas
 const ADMIN = { user: 'admin', password: 'bench-admin-secret' };
 const DB = 'iso';
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-const ADMIN_AUTH = basic(ADMIN.user, ADMIN.password);
 const LONG = `with recursive r(n) as (select 1 union all select n + 1 from r where n < 2000000000) select count(*) as c from r`;
 
-async function call(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
-  const r = await fetch(`${url}${path}`, {
-    method, headers: { authorization: ADMIN_AUTH, 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await r.text();
-  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${text}`);
-  return text && r.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : {};
-}
-
-interface Fixture { objectPath: string; reader: Record<string, string>; signIns: Record<string, string>[][]; queryAuth: string }
+interface Fixture { objectPath: string; reader: Record<string, string>; signIns: Record<string, string>[][]; queryUser: { loginId: string; password: string } }
 
 /** Tenant Other with a scheme, its reader and the users who sign in; an administrator of the default tenant runs the statement. */
 async function prepare(url: string): Promise<Fixture> {
-  await call(url, 'POST', '/api/admin/databases', { name: DB });
-  await call(url, 'POST', `/rest/${DB}/tenants`, { _type: 'Tenant', label: 'Other' });
-  const other = { 'service-tenant': 'Other' };
-  const scheme = await call(url, 'POST', `/rest/${DB}/schemes`, { _type: 'Scheme', label: 'Orders' }, other);
+  const admin = createClient({ baseUrl: url, authorization: { loginId: ADMIN.user, password: ADMIN.password } });
+  const inOther = createClient({ baseUrl: url, authorization: { loginId: ADMIN.user, password: ADMIN.password }, tenant: 'Other' });
+  const db = DB;
+  await ok(admin.POST('/api/admin/databases', { body: { name: db } }));
+  await ok(admin.POST('/rest/{db}/tenants', { params: { path: { db } }, body: { _type: 'Tenant', label: 'Other' } }));
+  const scheme = await ok(inOther.POST('/rest/{db}/schemes', { params: { path: { db } }, body: { _type: 'Scheme', label: 'Orders' } }));
   const password = 'bench-user-secret';
-  await call(url, 'POST', `/rest/${DB}/users`, { _type: 'User', loginId: 'ada', accessLevel: 'ADMINISTRATOR', password });
-  const users = Array.from({ length: 2 * Math.ceil(USERS / 2) + 1 }, (_, i) => ({ _type: 'User', loginId: `user${i}`, accessLevel: 'READ_ONLY', password }));
-  await call(url, 'PATCH', `/rest/${DB}/users`, users, other);
-  const headers = (user: string) => ({ authorization: basic(user, password), ...other });
+  await ok(admin.POST('/rest/{db}/users', { params: { path: { db } }, body: { _type: 'User', loginId: 'ada', accessLevel: 'ADMINISTRATOR', password } }));
+  const users = Array.from({ length: 2 * Math.ceil(USERS / 2) + 1 }, (_, i) => ({ _type: 'User' as const, loginId: `user${i}`, accessLevel: 'READ_ONLY' as const, password }));
+  // A few at a time: each password is hashed (argon2) once, as in the list write this replaced.
+  for (let i = 0; i < users.length; i += 4) {
+    await Promise.all(users.slice(i, i + 4).map((body) => ok(inOther.POST('/rest/{db}/users', { params: { path: { db } }, body }))));
+  }
+  const headers = (user: string) => ({ authorization: basic(user, password), 'service-tenant': 'Other' });
   return {
     objectPath: `/rest/${DB}/schemes/${scheme.id}`,
     reader: headers('user0'),
     // One half signs in at rest, the other during the statement: nobody's sign-in is remembered from before.
     signIns: [users.slice(1, 1 + Math.ceil(USERS / 2)), users.slice(1 + Math.ceil(USERS / 2))].map((half) => half.map((u) => headers(u.loginId))),
-    queryAuth: basic('ada', password),
+    queryUser: { loginId: 'ada', password },
   };
 }
 
@@ -119,11 +115,12 @@ async function runBackend(backend: 'pglite' | 'postgres'): Promise<Row[]> {
     const f = await prepare(url);
     // Warm-up: the reader's sign-in is remembered, the statement path is compiled.
     await fetch(`${url}${f.objectPath}`, { headers: f.reader });
-    await call(url, 'PUT', `/api/${DB}/queries/download?format=CSV`, { sql: 'select count(*) from scheme_view' }, { authorization: f.queryAuth });
+    const queryClient = createClient({ baseUrl: url, authorization: f.queryUser });
+    await ok(queryClient.PUT('/api/{db}/queries/download', { params: { path: { db: DB }, query: { format: 'CSV' } }, body: { sql: 'select count(*) from scheme_view' }, parseAs: 'text' }));
     const rest = await measure(url, f, 0);
     const started = Date.now();
     const statement = fetch(`${url}/api/${DB}/queries/download?format=CSV&statementTimeout=${QUERY_MS}`, {
-      method: 'PUT', headers: { authorization: f.queryAuth, 'content-type': 'application/json' }, body: JSON.stringify({ sql: LONG }),
+      method: 'PUT', headers: { authorization: basic(f.queryUser.loginId, f.queryUser.password), 'content-type': 'application/json' }, body: JSON.stringify({ sql: LONG }),
     }).then(async (r) => ({ status: r.status, text: await r.text(), ms: Date.now() - started }));
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const during = await measure(url, f, 1);

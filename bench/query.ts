@@ -58,6 +58,7 @@ import { loadConfig } from '../runtime/config.ts';
 import { createService, type Service } from '../runtime/app.ts';
 import { schemaOf } from '../runtime/storage/migrations.ts';
 import { PLUGINS } from '../plugins/index.ts';
+import { createClient, ok } from '../client/index.ts';
 import { BROWSING_MS } from '../runtime/interactive.ts';
 import { describeSql, resultSql } from '../plugins/query/compose.ts';
 import type { LoadResult } from './load.ts';
@@ -227,8 +228,8 @@ async function main() {
     }), { plugins: PLUGINS, log });
     const url = `http://127.0.0.1:${await service.listen()}`;
     if (!reuse) {
-      const created = await fetch(`${url}/api/admin/databases`, { method: 'POST', headers: { authorization: AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ name: DB }) });
-      if (created.status !== 201) throw new Error(`creating the database: ${created.status} ${await created.text()}`);
+      const admin = createClient({ baseUrl: url, authorization: { loginId: ADMIN.user, password: ADMIN.password } });
+      await ok(admin.POST('/api/admin/databases', { body: { name: DB } }));
     }
     const tenant = (await service.databases.get(DB))!.defaultTenant;
     if (!reuse) await generate(service, tenant);

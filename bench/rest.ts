@@ -19,7 +19,8 @@ import { createService } from '../runtime/app.ts';
 import { schemaOf } from '../runtime/storage/migrations.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import { benchAuthPlugin } from './bench-auth.ts';
-import { loadDataset, type Rest } from './dataset.ts';
+import { createClient, ok } from '../client/index.ts';
+import { loadDataset } from './dataset.ts';
 import { compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, runWithHeapFlags, type Side } from './common.ts';
 
 runWithHeapFlags();
@@ -115,15 +116,11 @@ async function runOne(backend: string, objects: number): Promise<Run> {
     closers.push(() => service.close());
     const serviceUrl = `http://127.0.0.1:${await service.listen()}`;
     const auth = { authorization: `Basic ${Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64')}` };
-    const rest: Rest = async (method, path, body) => {
-      const r = await fetch(serviceUrl + path, { method, headers: { ...auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${(await r.text()).slice(0, 500)}`);
-      return r.json();
-    };
-    await rest('POST', '/api/admin/databases', { name: DB });
+    const client = createClient({ baseUrl: serviceUrl, authorization: { loginId: ADMIN.user, password: ADMIN.password } });
+    await ok(client.POST('/api/admin/databases', { body: { name: DB } }));
     tenant = (await service.databases.get(DB))!.defaultTenant;
     console.log(`${backend}, ${objects} objects: loading…`);
-    const data = await loadDataset(rest, DB, objects);
+    const data = await loadDataset(client, DB, objects);
     console.log(`  loaded in ${data.loadSeconds.toFixed(1)} s; list PUT of ${data.listPut.objects} in ${data.listPut.seconds.toFixed(2)} s`);
 
     const baselineUrl = await listen(baselineApp(service.storage.knex, DB), closers);

@@ -389,3 +389,313 @@ export interface UserWrite {
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
+
+/** Writable state of Attribution, as its validator admits it. */
+export interface AttributionState {
+  _type?: 'Attribution';
+  attributedTo: string;
+  attributionFor?: string | null;
+  description?: string | null;
+  label?: string | null;
+  role?: string | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Attribution keeps in `props`. */
+export interface AttributionProperties {
+  attributedTo: string;
+  attributionFor?: string;
+  role?: string;
+}
+
+/** Writable state of BusinessAttribute, as its validator admits it. */
+export interface BusinessAttributeState {
+  _type?: 'BusinessAttribute';
+  cardinality?: 'ONE' | 'MANY' | null;
+  dataType?: 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME' | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE' | null;
+  defaultValue?: string | null;
+  description?: string | null;
+  hasDomain?: string | null;
+  hasRange?: string | null;
+  identifying?: boolean | null;
+  inverseOf?: string | null;
+  label: string;
+  maxCardinality?: number | null;
+  minCardinality?: number | null;
+  owner?: boolean | null;
+  readOnly?: boolean | null;
+  required?: 'OPTIONAL' | 'MANDATORY' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  writeOnly?: boolean | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored BusinessAttribute keeps in `props`. */
+export interface BusinessAttributeProperties {
+  cardinality?: 'ONE' | 'MANY';
+  dataType?: 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME' | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE';
+  defaultValue?: string;
+  hasDomain?: string;
+  hasRange?: string;
+  identifying?: boolean;
+  inverseOf?: string;
+  maxCardinality?: number;
+  minCardinality?: number;
+  owner?: boolean;
+  readOnly?: boolean;
+  required?: 'OPTIONAL' | 'MANDATORY';
+  writeOnly?: boolean;
+}
+
+/** Writable state of Classifier, as its validator admits it. */
+export interface ClassifierState {
+  _type?: 'Classifier';
+  abstract?: boolean | null;
+  description?: string | null;
+  label: string;
+  labelFrom?: string | null;
+  pluralName?: string | null;
+  root?: boolean | null;
+  specializes?: string | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Classifier keeps in `props`. */
+export interface ClassifierProperties {
+  abstract?: boolean;
+  labelFrom?: string;
+  pluralName?: string;
+  root?: boolean;
+  specializes?: string;
+}
+
+/** Writable state of Collection, as its validator admits it. */
+export interface CollectionState {
+  _type?: 'Collection';
+  description?: string | null;
+  label: string;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Collection keeps in `props`. */
+export interface CollectionProperties {
+}
+
+/** Writable state of Derivation, as its validator admits it. */
+export interface DerivationState {
+  _type?: 'Derivation';
+  derivationFor?: string | null;
+  derivedTo: string;
+  description?: string | null;
+  label?: string | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Derivation keeps in `props`. */
+export interface DerivationProperties {
+  derivationFor?: string;
+  derivedTo: string;
+}
+
+/** Writable state of Enumeration, as its validator admits it. */
+export interface EnumerationState {
+  _type?: 'Enumeration';
+  description?: string | null;
+  label: string;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Enumeration keeps in `props`. */
+export interface EnumerationProperties {
+}
+
+/** Writable state of Group, as its validator admits it. */
+export interface GroupState {
+  _type?: 'Group';
+  description?: string | null;
+  email?: string | null;
+  label: string;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Group keeps in `props`. */
+export interface GroupProperties {
+  email?: string;
+}
+
+/** Writable state of Literal, as its validator admits it. */
+export interface LiteralState {
+  _type?: 'Literal';
+  code?: string | null;
+  description?: string | null;
+  label: string;
+  order?: number | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Literal keeps in `props`. */
+export interface LiteralProperties {
+  code?: string;
+  order?: number;
+}
+
+/** Writable state of Organization, as its validator admits it. */
+export interface OrganizationState {
+  _type?: 'Organization';
+  description?: string | null;
+  label: string;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Organization keeps in `props`. */
+export interface OrganizationProperties {
+}
+
+/** Writable state of Person, as its validator admits it. */
+export interface PersonState {
+  _type?: 'Person';
+  agentOf: string;
+  description?: string | null;
+  email?: string | null;
+  familyName?: string | null;
+  givenName: string;
+  label?: string | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Person keeps in `props`. */
+export interface PersonProperties {
+  agentOf: string;
+  email?: string;
+  familyName?: string;
+  givenName: string;
+}
+
+/** Writable state of Processing, as its validator admits it. */
+export interface ProcessingState {
+  _type?: 'Processing';
+  description?: string | null;
+  label: string;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Processing keeps in `props`. */
+export interface ProcessingProperties {
+}
+
+/** Writable state of Scheme, as its validator admits it. */
+export interface SchemeState {
+  _type?: 'Scheme';
+  description?: string | null;
+  label: string;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Scheme keeps in `props`. */
+export interface SchemeProperties {
+}
+
+/** Writable state of Tenant, as its validator admits it. */
+export interface TenantState {
+  _type?: 'Tenant';
+  description?: string | null;
+  label: string;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Tenant keeps in `props`. */
+export interface TenantProperties {
+}
+
+/** Writable state of User, as its validator admits it. */
+export interface UserState {
+  _type?: 'User';
+  accessLevel?: 'READ_ONLY' | 'EDITOR' | 'ADMINISTRATOR' | null;
+  defaultTenant?: boolean | null;
+  description?: string | null;
+  familyName?: string | null;
+  givenName?: string | null;
+  isPerson?: string | null;
+  label?: string | null;
+  loginId: string;
+  password?: string | null;
+  serviceUser?: boolean | null;
+  statementTimeout?: number | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored User keeps in `props`. */
+export interface UserProperties {
+  accessLevel?: 'READ_ONLY' | 'EDITOR' | 'ADMINISTRATOR';
+  defaultTenant?: boolean;
+  familyName?: string;
+  givenName?: string;
+  isPerson?: string;
+  loginId: string;
+  serviceUser?: boolean;
+  statementTimeout?: number;
+  subjectId?: string;
+}
+
+/** The writable state of each concrete type. */
+export interface WritableStates {
+  Attribution: AttributionState;
+  BusinessAttribute: BusinessAttributeState;
+  Classifier: ClassifierState;
+  Collection: CollectionState;
+  Derivation: DerivationState;
+  Enumeration: EnumerationState;
+  Group: GroupState;
+  Literal: LiteralState;
+  Organization: OrganizationState;
+  Person: PersonState;
+  Processing: ProcessingState;
+  Scheme: SchemeState;
+  Tenant: TenantState;
+  User: UserState;
+}
+
+/** The stored `props` of each concrete type. */
+export interface StoredProperties {
+  Attribution: AttributionProperties;
+  BusinessAttribute: BusinessAttributeProperties;
+  Classifier: ClassifierProperties;
+  Collection: CollectionProperties;
+  Derivation: DerivationProperties;
+  Enumeration: EnumerationProperties;
+  Group: GroupProperties;
+  Literal: LiteralProperties;
+  Organization: OrganizationProperties;
+  Person: PersonProperties;
+  Processing: ProcessingProperties;
+  Scheme: SchemeProperties;
+  Tenant: TenantProperties;
+  User: UserProperties;
+}

@@ -6,7 +6,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Metamodel } from '../runtime/metamodel/model.ts';
-import type { Emitter, GeneratedFile } from './emitter.ts';
+import type { DerivedEmitter, Emitter, GeneratedFile } from './emitter.ts';
+import { clientEmitter } from './emitters/client.ts';
 import { modelsEmitter } from './emitters/models.ts';
 import { openapiEmitter } from './emitters/openapi.ts';
 import { profilesEmitter } from './emitters/profiles.ts';
@@ -16,8 +17,12 @@ import { viewsEmitter } from './emitters/views.ts';
 
 export const EMITTERS: Emitter[] = [routesEmitter, modelsEmitter, validatorsEmitter, viewsEmitter, openapiEmitter, profilesEmitter];
 
-export function emitAll(model: Metamodel, emitters: Emitter[] = EMITTERS): GeneratedFile[] {
+/** Run after EMITTERS, on their files. */
+export const DERIVED_EMITTERS: DerivedEmitter[] = [clientEmitter];
+
+export async function emitAll(model: Metamodel, emitters: Emitter[] = EMITTERS, derived: DerivedEmitter[] = DERIVED_EMITTERS): Promise<GeneratedFile[]> {
   const files = emitters.flatMap((e) => e.emit(model));
+  for (const e of derived) files.push(...(await e.emit([...files])));
   const paths = new Set<string>();
   for (const f of files) {
     if (paths.has(f.path)) throw new Error(`two emitters write ${f.path}`);

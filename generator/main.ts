@@ -8,12 +8,12 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DEFAULT_GENERATED_DIR, loadConfig } from '../runtime/config.ts';
-import { readMetamodel } from '../runtime/metamodel/meta-database.ts';
+import { readMetamodel } from '../runtime/storage/meta-database.ts';
 import type { RawMetamodel } from '../runtime/metamodel/model.ts';
 import { openStorage } from '../runtime/storage/connection.ts';
 import { emitAll, writeGenerated } from './core.ts';
-import { resolveMetamodel } from './resolve.ts';
-import { readStandardMetamodel } from './standard.ts';
+import { resolveMetamodel } from '../runtime/metamodel/resolve.ts';
+import { readStandardMetamodel } from '../runtime/metamodel/standard.ts';
 
 async function metaDatabaseModel(env: Record<string, string | undefined>): Promise<RawMetamodel | null> {
   const config = loadConfig(env);
@@ -35,7 +35,7 @@ async function main() {
   const raw = fromDatabase ?? readStandardMetamodel();
   const model = resolveMetamodel(raw);
   const outDir = values.out ?? DEFAULT_GENERATED_DIR;
-  const changed = writeGenerated(outDir, emitAll(model));
+  const changed = writeGenerated(outDir, await emitAll(model));
   console.log(`generated ${outDir} from ${fromDatabase ? 'the meta database' : 'the standard metamodel'}: ${changed.length ? `changed ${changed.join(', ')}` : 'no changes'}`);
 }
 

@@ -1,5 +1,5 @@
 /** Every plugin the service ships; configuration decides which are on. */
-import type { PluginManifest } from '../runtime/plugins.ts';
+import type { PluginManifest } from '../runtime/host.ts';
 import { manifest as authBasic } from './auth-basic/index.ts';
 import { manifest as authPreauth } from './auth-preauth/index.ts';
 import { manifest as session } from './session/index.ts';

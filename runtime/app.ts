@@ -14,7 +14,7 @@ import { InteractiveGate } from './interactive.ts';
 import { createError, errorMiddleware, isDatabaseUnavailable } from './errors.ts';
 import { jsonBodyReader } from './body.ts';
 import { usePublicUrl } from './public-url.ts';
-import { sendAsset, specificationAssets, SPECIFICATION } from './specification.ts';
+import { sendAsset, servedOpenapi, specificationAssets, SPECIFICATION } from './specification.ts';
 import { loadGenerated, type Generated } from './generated.ts';
 import { openStorage, type Storage } from './storage/connection.ts';
 import { migrateControl, PluginMigrations } from './storage/migrations.ts';
@@ -22,13 +22,12 @@ import { Databases } from './storage/databases.ts';
 import { createDirectory } from './auth/directory.ts';
 import { createAuthenticator } from './auth/middleware.ts';
 import type { AuthDriver, Principal } from './auth/types.ts';
-import { checkPluginConfig, orderPlugins, type PluginHost, type PluginManifest, type RestExtension, type SecretHandler } from './plugins.ts';
-import { enabledMethods } from './auth/methods.ts';
+import { AUTH_PHASES, type AuthPhase, type PluginHost, type PluginManifest, type RestExtension, type SecretHandler } from './plugins.ts';
+import { importPlugins, loadPlugins } from './plugin-loader.ts';
 import type { CustomPropertiesCheck } from './rest/writer.ts';
-import { META_DATABASE, seedMetamodel } from './metamodel/meta-database.ts';
+import { META_DATABASE, seedMetamodel } from './storage/meta-database.ts';
 import { readStandardMetamodel } from './metamodel/standard.ts';
-import { handleRest } from './rest/handlers.ts';
-import { splitPath } from './rest/paths.ts';
+import { apiOpening, restOpening } from './openings.ts';
 import { adminRoutes } from './admin.ts';
 import { knexPool, requestFigures, ServiceMetrics } from './metrics.ts';
 import { metamodelListNames } from './route-templates.ts';
@@ -53,6 +52,7 @@ export interface Service {
 }
 
 export interface ServiceOptions {
+  /** The built-in plugins (or a test's choice); the ones SERVICE_PLUGINS names are loaded after them. */
   plugins: PluginManifest[];
   log?: Logger;
 }
@@ -60,23 +60,28 @@ export interface ServiceOptions {
 export async function createService(config: Config, options: ServiceOptions): Promise<Service> {
   const log = options.log ?? pino({ level: config.logLevel, base: undefined });
   // Configuration errors stop the start before anything is opened.
-  enabledMethods(config.env);
-  const plugins = orderPlugins(options.plugins).filter((p) => !p.enabled || p.enabled(config.env));
-  for (const plugin of plugins) checkPluginConfig(plugin, config.env);
+  const external = await importPlugins(config.env.SERVICE_PLUGINS);
+  const plugins = loadPlugins([...options.plugins, ...external], config.env);
   const generated = await loadGenerated(config.generatedDir);
+  const openapi = servedOpenapi({ yaml: generated.openapiYaml, json: generated.openapiJson }, external.filter((m) => plugins.plugins.some((p) => p.manifest === m)));
   const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, log });
   try {
-    return await assemble(config, log, plugins, generated, storage);
+    return await assemble(config, log, plugins, generated, openapi, storage);
   } catch (err) {
     await storage.close().catch(() => undefined);
     throw err;
   }
 }
 
-async function assemble(config: Config, log: Logger, plugins: PluginManifest[], generated: Generated, storage: Storage): Promise<Service> {
+async function assemble(config: Config, log: Logger, { plugins, methodsOn }: ReturnType<typeof loadPlugins>, generated: Generated,
+  openapi: { yaml: string; json: string }, storage: Storage): Promise<Service> {
   const { knex } = storage;
   const standard = readStandardMetamodel();
   const migrations = new PluginMigrations();
+  for (const { manifest } of plugins) {
+    if (manifest.migrations?.control) migrations.control.set(manifest.name, manifest.migrations.control);
+    if (manifest.migrations?.database) migrations.database.set(manifest.name, manifest.migrations.database);
+  }
   const viewTasks: ((q: Knex | Knex.Transaction, db: string) => Promise<void>)[] = [];
   const databases = new Databases(knex, {
     afterCreate: async (trx, db, tenant, actor) => {
@@ -88,7 +93,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     migrations,
   }, generated.viewsSql);
   const directory = createDirectory(knex, config.adminUsers);
-  const drivers: { driver: AuthDriver; order: number }[] = [];
+  const drivers: { driver: AuthDriver; phase: number }[] = [];
   const secretHandlers = new Map<string, SecretHandler>();
   const startTasks: (() => Promise<void>)[] = [];
   const closeTasks: (() => Promise<void>)[] = [];
@@ -116,22 +121,23 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
       if (customProperties) throw new Error('a custom-properties check is registered already');
       customProperties = check;
     },
-    addDatabaseMigrations: (plugin, list) => migrations.database.set(plugin, list),
-    addControlMigrations: (plugin, list) => migrations.control.set(plugin, list),
     afterViews: (task) => viewTasks.push(task),
-    addAuthDriver: (driver, order) => drivers.push({ driver, order }),
+    addAuthDriver: () => {
+      throw new Error('addAuthDriver is bound to each plugin');
+    },
+    methodOn: (method) => methodsOn.has(method),
     addSecretHandler: (key, handler) => secretHandlers.set(key, handler),
     onStart: (task) => startTasks.push(task),
     onClose: (task) => closeTasks.push(task),
     onChange: (listener) => changeListeners.push(listener),
     changed: (db, types) => changeListeners.forEach((listener) => listener(db, types)),
   };
-  for (const plugin of plugins) await plugin.register(host);
+  for (const { manifest, settings } of plugins) await manifest.register(withDrivers(host, manifest, drivers), settings);
   const restDeps = {
-    model: generated.metamodel, validators: generated.validators, knex, secretHandlers, customProperties,
+    model: generated.metamodel, routes: generated.routes, validators: generated.validators, knex, secretHandlers, customProperties,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
-  const authenticator = createAuthenticator(drivers.sort((a, b) => a.order - b.order).map((d) => d.driver), directory, {
+  const authenticator = createAuthenticator(drivers.sort((a, b) => a.phase - b.phase).map((d) => d.driver), directory, {
     knex, env: config.env, signInFailed: (method, status) => metrics.signInFailed(method, status),
   });
   changeListeners.push((_db, types) => {
@@ -152,7 +158,7 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
   app.maxIpsCount = config.proxyHops;
   if (config.publicUrl) usePublicUrl(app, config.publicUrl);
   // `servers`: where clients reach the service; relative to the document's own address when no public URL is set.
-  const specification = specificationAssets({ yaml: generated.openapiYaml, json: generated.openapiJson },
+  const specification = specificationAssets(openapi,
     `${config.publicUrl ?? ''}${config.contextPath}` || '/');
   const base = (ctx: Context) => `${ctx.protocol}://${ctx.host}${config.contextPath}`;
 
@@ -224,49 +230,8 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
     return admin(ctx, next);
   });
 
-  app.use(async function rest(ctx, next) {
-    if (!ctx.path.startsWith('/rest/')) return next();
-    // Only the database name is read before authentication; the rest of the path is judged after it.
-    const rest = ctx.path.slice('/rest/'.length);
-    const slash = rest.indexOf('/');
-    const [dbName] = splitPath(slash < 0 ? rest : rest.slice(0, slash));
-    const db = await databases.get(dbName);
-    if (!db) {
-      // Only a system administrator learns that a database does not exist; anyone else cannot tell it from a wrong password.
-      ctx.state.principal = await authenticator.authenticate(ctx, null);
-      throw createError('DATABASE_NOT_FOUND', { name: dbName });
-    }
-    ctx.state.principal = await authenticator.authenticate(ctx, db);
-    if (slash < 0 || slash === rest.length - 1) throw createError('NOT_FOUND');
-    const segments = splitPath(rest.slice(slash + 1));
-    const handle = async () => {
-      for (const extension of restExtensions) {
-        if (await extension({ ctx, principal: ctx.state.principal, db: db.name, segments, base: base(ctx) })) return;
-      }
-      return handleRest(ctx, restDeps, ctx.state.principal, db.name, segments, { base: base(ctx), db: db.name });
-    };
-    // Nothing in /rest can be written below EDITOR: a READ_ONLY caller's body is refused unread.
-    if (ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH') await readJson(ctx, 'EDITOR');
-    return handle();
-  });
-  // The plugins' interfaces of a database (query, profiles): authenticated like /rest.
-  const apiRoutes = apiRouter.routes();
-  app.use(async function api(ctx, next) {
-    if (!ctx.path.startsWith('/api/')) return next();
-    const rest = ctx.path.slice('/api/'.length);
-    const slash = rest.indexOf('/');
-    const [dbName] = splitPath(slash < 0 ? rest : rest.slice(0, slash));
-    const db = await databases.get(dbName);
-    if (!db) {
-      ctx.state.principal = await authenticator.authenticate(ctx, null);
-      throw createError('DATABASE_NOT_FOUND', { name: dbName });
-    }
-    ctx.state.principal = await authenticator.authenticate(ctx, db);
-    ctx.state.db = db;
-    await apiRoutes(ctx as never, async () => {
-      throw createError('NOT_FOUND');
-    });
-  });
+  app.use(restOpening({ databases, authenticator, deps: restDeps, extensions: restExtensions, readJson, base }));
+  app.use(apiOpening({ databases, authenticator, router: apiRouter }));
   app.use(pluginRouter.routes());
 
   app.on('error', (err) => {
@@ -299,6 +264,24 @@ async function assemble(config: Config, log: Logger, plugins: PluginManifest[], 
       }
       for (const task of closeTasks) await task();
       await storage.close();
+    },
+  };
+}
+
+/**
+ * The host as one plugin sees it: its drivers go where its method's phase
+ * says, unless it names another. The sort that orders the chain is stable,
+ * so drivers of one phase keep the order plugins registered them in.
+ */
+function withDrivers(host: PluginHost, manifest: PluginManifest, drivers: { driver: AuthDriver; phase: number }[]): PluginHost {
+  return {
+    ...host,
+    addAuthDriver(driver, phase?: AuthPhase) {
+      const chosen = phase ?? manifest.method?.phase;
+      if (!chosen || !AUTH_PHASES.includes(chosen)) {
+        throw new Error(`plugin ${manifest.name} adds an authentication driver without a phase (one of ${AUTH_PHASES.join(', ')})`);
+      }
+      drivers.push({ driver, phase: AUTH_PHASES.indexOf(chosen) });
     },
   };
 }

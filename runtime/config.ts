@@ -117,3 +117,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     env: { ...env },
   };
 }
+
+/**
+ * Every SERVICE_* setting the core reads (loadConfig above, the
+ * authentication core, the interactive gate): a plugin's settings prefix
+ * never makes one of these an unknown setting (runtime/plugins.ts).
+ */
+export const CORE_SETTINGS: ReadonlySet<string> = new Set([
+  'SERVICE_ACCESS_RULES', 'SERVICE_GUEST_USERS', 'SERVICE_ADMIN_PASSWORD', 'SERVICE_ADMIN_USER', 'SERVICE_AUTH_CACHE_TTL',
+  'SERVICE_BODY_LIMIT', 'SERVICE_CONTEXT_PATH', 'SERVICE_DATABASE_URL', 'SERVICE_DATA_DIR', 'SERVICE_GENERATED_DIR',
+  'SERVICE_LANGUAGE', 'SERVICE_LOG_LEVEL', 'SERVICE_METRICS_HOST', 'SERVICE_METRICS_PORT', 'SERVICE_PLUGINS',
+  'SERVICE_PUBLIC_URL', 'SERVICE_QUERY_BULK_RATE', 'SERVICE_SHUTDOWN_TIMEOUT', 'SERVICE_TRUST_PROXY', 'SERVICE_TRUST_PROXY_HOPS',
+]);

@@ -87,7 +87,20 @@ export class ViolationList {
   }
 }
 
+/**
+ * Marks a ServiceError whichever copy of this module made it: a plugin from
+ * outside may load the host module as a module instance of its own (its
+ * own installation of the package, or ESM beside CommonJS), and its 401
+ * must still be a 401, not an unknown error answered with 500.
+ */
+const SERVICE_ERROR = Symbol.for('metadata-service.ServiceError');
+
 export class ServiceError extends Error {
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[SERVICE_ERROR] === true;
+  }
+
+  readonly [SERVICE_ERROR] = true;
   readonly code: ErrorCode;
   readonly status: number;
   readonly params: Record<string, unknown>;

@@ -1,12 +1,14 @@
-/** Loads what the generator emitted: the route table, validators, views and OpenAPI document. */
+/** Loads what the generator emitted: the metamodel, the route table, validators, views and OpenAPI document. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Metamodel } from './metamodel/model.ts';
 import type { Validators } from './rest/writer.ts';
+import { RouteTable } from './rest/route-table.ts';
 
 export interface Generated {
   metamodel: Metamodel;
+  routes: RouteTable;
   validators: Validators;
   viewsSql: string;
   openapiYaml: string;
@@ -15,9 +17,10 @@ export interface Generated {
 
 export async function loadGenerated(dir: string): Promise<Generated> {
   const load = (name: string) => import(pathToFileURL(join(dir, name)).href);
-  const [routes, validators] = await Promise.all([load('routes.gen.ts'), load('validators.gen.ts')]);
+  const [metamodel, routes, validators] = await Promise.all([load('metamodel.gen.ts'), load('routes.gen.ts'), load('validators.gen.ts')]);
   return {
-    metamodel: routes.metamodel,
+    metamodel: metamodel.metamodel,
+    routes: new RouteTable(routes.restRoutes),
     validators: validators.validators,
     viewsSql: readFileSync(join(dir, 'views.gen.sql'), 'utf8'),
     openapiYaml: readFileSync(join(dir, 'openapi.gen.yaml'), 'utf8'),

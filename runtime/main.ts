@@ -10,6 +10,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { createService } from './app.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import { missingHeapFlags } from './heap.ts';
+import { PluginError } from './plugins.ts';
 import { exitAfterLog, openLogDestination, stopOnSignals } from './shutdown.ts';
 
 const destination = openLogDestination();
@@ -30,7 +31,9 @@ async function main() {
 }
 
 main().catch((err) => {
-  const message = err instanceof ConfigError ? `configuration error: ${err.message}` : `start failed: ${err instanceof Error ? err.stack : String(err)}`;
+  const message = err instanceof ConfigError ? `configuration error: ${err.message}`
+    : err instanceof PluginError ? `plugin error: ${err.message}`
+      : `start failed: ${err instanceof Error ? err.stack : String(err)}`;
   console.error(message);
   exitAfterLog(destination, 1);
 });

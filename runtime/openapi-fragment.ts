@@ -59,3 +59,46 @@ export function pathParameter(name: string, description: string, schema: Json = 
 export function queryParameter(name: string, description: string, schema: Json): Json {
   return { name, in: 'query', description, schema };
 }
+
+/**
+ * The document with the plugins' fragments added: their paths, components
+ * and tags. A name defined twice (a path, a component, a tag, an
+ * operationId) is refused, naming the plugin: one plugin must not replace
+ * another's call, or the core's, silently. The generator adds the built-in
+ * plugins' fragments; the service adds those of plugins loaded from outside
+ * the repository (SERVICE_PLUGINS) to the document it serves.
+ */
+export function withFragments<D extends Json>(document: D, fragments: { plugin: string; fragment: OpenApiFragment }[]): D {
+  const paths = { ...(document.paths as Json) };
+  const components = { ...(document.components as Record<string, Json> | undefined) };
+  const tags = [...((document.tags as { name: string }[] | undefined) ?? [])];
+  const operationIds = new Set(operationIdsOf(paths));
+  const add = (plugin: string, what: string, into: Json, from: Json | undefined) => {
+    for (const [name, value] of Object.entries(from ?? {})) {
+      if (name in into) throw new Error(`OpenAPI: plugin ${plugin} defines ${what} ${name}, which is defined already`);
+      into[name] = value;
+    }
+  };
+  for (const { plugin, fragment } of fragments) {
+    if (!fragment || typeof fragment.paths !== 'object') throw new Error(`OpenAPI: plugin ${plugin} declares a fragment without paths`);
+    for (const id of operationIdsOf(fragment.paths)) {
+      if (operationIds.has(id)) throw new Error(`OpenAPI: plugin ${plugin} defines operationId ${id}, which is defined already`);
+      operationIds.add(id);
+    }
+    add(plugin, 'path', paths, fragment.paths);
+    for (const kind of ['schemas', 'parameters', 'responses', 'headers'] as const) {
+      components[kind] = { ...components[kind] };
+      add(plugin, kind.slice(0, -1), components[kind], fragment.components?.[kind]);
+    }
+    for (const tag of fragment.tags ?? []) {
+      if (tags.some((t) => t.name === tag.name)) throw new Error(`OpenAPI: plugin ${plugin} defines tag ${tag.name}, which is defined already`);
+      tags.push(tag);
+    }
+  }
+  return { ...document, paths, components, tags };
+}
+
+function operationIdsOf(paths: Json): string[] {
+  return Object.values(paths).flatMap((item) => Object.values(item as Json))
+    .map((operation) => (operation as Json | undefined)?.operationId).filter((id): id is string => typeof id === 'string');
+}

@@ -1,12 +1,18 @@
 /**
- * The plugin loader. A plugin is a folder under plugins/ exporting a
- * manifest; the loader validates each plugin's settings with ajv and refuses
- * duplicates and missing dependencies before anything listens.
+ * The plugin loader. A plugin is a package or folder exporting a manifest:
+ * what host API it was written for, the settings it reads, the sign-in
+ * method it adds, the tables and messages it brings, and `register`. Before
+ * anything is opened the loader checks the host version, decides from the
+ * configuration which plugins are on, orders those by their dependencies,
+ * and turns each one's SERVICE_* strings into typed, defaulted settings with
+ * ajv; every refusal names the plugin or the setting.
  */
 import type { InteractiveGate } from './interactive.ts';
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
+import type { OpenApiFragment } from './openapi-fragment.ts';
 import { Ajv, type ErrorObject } from 'ajv';
+import semver from 'semver';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { ConfigError } from './config.ts';
@@ -20,6 +26,7 @@ import type { CustomPropertiesCheck } from './rest/writer.ts';
 import type { Context } from 'koa';
 import type { JsonBodyReader } from './body.ts';
 import type { Metrics } from './metrics.ts';
+import type { Language } from './messages.ts';
 
 /** Keeps a write-only property (e.g. a password) outside the objects table, in the write's transaction. */
 export type SecretHandler = (write: { trx: Knex.Transaction; db: string; object: StoredObject; value: unknown }) => Promise<Violation[] | void>;
@@ -38,6 +45,66 @@ export type RestExtension = (call: {
   /** Base URL including the context path. */
   base: string;
 }) => Promise<boolean> | boolean;
+
+/**
+ * Where a driver sits in the authentication chain, first to last. The first
+ * driver that finds its credentials decides (runtime/auth/middleware.ts).
+ * - `gate`: refuses requests before any method looks at them (the
+ *   pre-authentication API key);
+ * - `bearer`: bearer tokens, ahead of access keys because a client's token
+ *   plus an access key identifies the key's user;
+ * - `access-key`: the service's access keys, beside every method;
+ * - `credentials`: methods that vouch for an identity from the request
+ *   (directory, proxy headers, a gateway);
+ * - `password`: the service's own passwords, last, on only when no other
+ *   method is.
+ */
+export const AUTH_PHASES = ['gate', 'bearer', 'access-key', 'credentials', 'password'] as const;
+export type AuthPhase = (typeof AUTH_PHASES)[number];
+
+/** A method that cannot be on together with the declaring one; the start stops with the reason. */
+export interface MethodExclusion {
+  method: string;
+  reason: string;
+}
+
+/**
+ * A sign-in method as its plugin declares it. From these declarations the
+ * core derives which methods are on, which combinations stop the start, and
+ * whether password sign-in is on (general rule 6): runtime/auth/methods.ts.
+ */
+export interface SignInMethod {
+  /** The method's name as its drivers report it (principals, figures). */
+  name: string;
+  /**
+   * `{ setting }`: on when that setting is true; `always`: on whatever the
+   * configuration (access keys); `otherwise`: on only when no switched
+   * method is (password sign-in).
+   */
+  on: { setting: string } | 'always' | 'otherwise';
+  /** Where the method's drivers sit in the chain unless `addAuthDriver` names another phase. */
+  phase: AuthPhase;
+  excludes?: MethodExclusion[];
+}
+
+/** Tables and texts a plugin brings, declared rather than registered. */
+export interface PluginResources {
+  /**
+   * Append-only migrations, counted per plugin apart from the core's: of
+   * tables in the control schema (`$S` = "service") and in every database
+   * (`$S` = the database's schema).
+   */
+  migrations?: { control?: string[]; database?: string[] };
+  /** Message texts by key, in every language the service speaks. */
+  messages?: Record<Language, Record<string, string>>;
+  /**
+   * The plugin's calls in the OpenAPI document (runtime/openapi-fragment.ts):
+   * the generator adds the built-in plugins' to generated/openapi.gen.*, and
+   * the service adds those of plugins from outside the repository to the
+   * document it serves at /specification/.
+   */
+  openapi?: OpenApiFragment;
+}
 
 export interface PluginHost {
   config: Config;
@@ -71,13 +138,12 @@ export interface PluginHost {
   addRestExtension(extension: RestExtension, listNames?: string[]): void;
   /** The one check of custom properties on every REST write. */
   setCustomPropertiesCheck(check: CustomPropertiesCheck): void;
-  /** Append-only migrations of tables the plugin keeps in every database (`$S` = the database's schema). */
-  addDatabaseMigrations(plugin: string, migrations: string[]): void;
-  /** Append-only migrations of tables in the control schema (`$S` = "service"). */
-  addControlMigrations(plugin: string, migrations: string[]): void;
   /** Runs after a database's generated views were (re)created, and for every database at start. */
   afterViews(task: (q: Knex | Knex.Transaction, db: string) => Promise<void>): void;
-  addAuthDriver(driver: AuthDriver, order: number): void;
+  /** `phase`: where in the chain; by default the phase the plugin's sign-in method declares. */
+  addAuthDriver(driver: AuthDriver, phase?: AuthPhase): void;
+  /** Whether the named sign-in method is on (by the declarations of every plugin offered). */
+  methodOn(method: string): boolean;
   /** Key: `<Type>.<property>`. */
   addSecretHandler(key: string, handler: SecretHandler): void;
   /** Runs after the storage is ready, before the service listens. */
@@ -89,25 +155,63 @@ export interface PluginHost {
   changed(db: string, types: string[]): void;
 }
 
-export interface PluginManifest {
+/** Settings as `register` receives them: checked, converted and defaulted by the plugin's `configSchema`. */
+export type PluginSettings = Record<string, unknown>;
+
+/**
+ * `S`: the settings as the plugin's schema makes them. The default is open
+ * (`any`) so that lists of manifests with different settings are one type.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface PluginManifest<S extends object = any> extends PluginResources {
   name: string;
+  /** The range of host API versions (runtime/host.ts HOST_API_VERSION) the plugin was written for, e.g. `^1`. */
+  host: string;
   dependencies?: string[];
-  /** JSON schema of the SERVICE_* settings the plugin reads, checked before it registers. */
+  /**
+   * JSON schema of the SERVICE_* settings the plugin reads (draft-07, as ajv
+   * reads it with type coercion and defaults). A constrained setting has a
+   * `description` saying in words what it must be.
+   */
   configSchema?: object;
-  /** Whether configuration switches the plugin on. */
+  /**
+   * Prefixes of settings that are the plugin's: with the plugin on, a
+   * SERVICE_* setting under one of them that no plugin's schema knows stops
+   * the start (a misspelt setting would otherwise be ignored).
+   */
+  settingsPrefixes?: string[];
+  /** The sign-in method the plugin adds; a plugin with a switched method is on exactly when the method is. */
+  method?: SignInMethod;
+  /** Whether configuration switches the plugin on (besides its method's switch). */
   enabled?(env: Record<string, string | undefined>): boolean;
-  register(host: PluginHost): Promise<void> | void;
+  /** Checks of the typed settings ajv cannot make; throws ConfigError. Runs before any storage is opened. */
+  checkSettings?(settings: S): void;
+  register(host: PluginHost, settings: S): Promise<void> | void;
 }
 
 export class PluginError extends Error {
-  constructor(readonly code: 'PLUGIN_DUPLICATE' | 'PLUGIN_MISSING_DEPENDENCY' | 'PLUGIN_INVALID', message: string) {
+  constructor(readonly code: 'PLUGIN_DUPLICATE' | 'PLUGIN_MISSING_DEPENDENCY' | 'PLUGIN_INVALID' | 'PLUGIN_HOST_VERSION', message: string) {
     super(`${code}: ${message}`);
   }
 }
 
-/** Orders plugins so that each comes after its dependencies. */
-export function orderPlugins(manifests: PluginManifest[]): PluginManifest[] {
-  const byName = new Map<string, PluginManifest>();
+/** Refuses a manifest that is not one, or that was written for another host API. */
+export function checkManifest(manifest: PluginManifest, hostVersion: string): void {
+  if (!manifest || typeof manifest !== 'object' || typeof manifest.name !== 'string' || !manifest.name || typeof manifest.register !== 'function') {
+    throw new PluginError('PLUGIN_INVALID', 'a plugin lacks a name or a register function');
+  }
+  const range = manifest.host;
+  if (typeof range !== 'string' || !semver.validRange(range)) {
+    throw new PluginError('PLUGIN_INVALID', `plugin ${manifest.name} does not declare the host API version it was written for (host: a semver range such as "^1")`);
+  }
+  if (!semver.satisfies(hostVersion, range)) {
+    throw new PluginError('PLUGIN_HOST_VERSION', `plugin ${manifest.name} was written for host API ${range}; this service offers host API ${hostVersion}`);
+  }
+}
+
+/** Orders plugins so that each comes after its dependencies; a dependency that is not among them stops the start. */
+export function orderPlugins<M extends PluginManifest>(manifests: M[]): M[] {
+  const byName = new Map<string, M>();
   for (const m of manifests) {
     if (!m || typeof m.name !== 'string' || typeof m.register !== 'function') {
       throw new PluginError('PLUGIN_INVALID', `a plugin lacks a name or a register function`);
@@ -115,15 +219,15 @@ export function orderPlugins(manifests: PluginManifest[]): PluginManifest[] {
     if (byName.has(m.name)) throw new PluginError('PLUGIN_DUPLICATE', `plugin ${m.name} is registered twice`);
     byName.set(m.name, m);
   }
-  const ordered: PluginManifest[] = [];
+  const ordered: M[] = [];
   const visiting = new Set<string>();
-  const visit = (m: PluginManifest) => {
+  const visit = (m: M) => {
     if (ordered.includes(m)) return;
     if (visiting.has(m.name)) throw new PluginError('PLUGIN_INVALID', `plugin ${m.name} depends on itself`);
     visiting.add(m.name);
     for (const dep of m.dependencies ?? []) {
       const d = byName.get(dep);
-      if (!d) throw new PluginError('PLUGIN_MISSING_DEPENDENCY', `plugin ${m.name} needs ${dep}`);
+      if (!d) throw new PluginError('PLUGIN_MISSING_DEPENDENCY', `plugin ${m.name} needs ${dep}, which is not installed or not switched on`);
       visit(d);
     }
     ordered.push(m);
@@ -133,19 +237,53 @@ export function orderPlugins(manifests: PluginManifest[]): PluginManifest[] {
 }
 
 /**
- * Checks the plugin's settings against its schema. A refusal names the
- * setting and says in words what it must be: the setting's `description`
- * in the schema, not ajv's text, which shows the pattern.
+ * Checks the plugin's settings against its schema and returns them typed:
+ * ajv converts the SERVICE_* strings to the schema's types and fills in its
+ * defaults; an empty value counts as unset. A refusal names the setting and
+ * says in words what it must be: the setting's `description` in the schema,
+ * not ajv's text, which shows the pattern.
  */
-export function checkPluginConfig(manifest: PluginManifest, env: Record<string, string | undefined>) {
-  if (!manifest.configSchema) return;
-  const ajv = new Ajv({ allErrors: true, strict: false });
-  const validate = ajv.compile(manifest.configSchema);
-  const settings = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('SERVICE_') && v !== undefined && v !== ''));
+export function checkPluginConfig(manifest: PluginManifest, env: Record<string, string | undefined>): PluginSettings {
+  const settings: PluginSettings = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('SERVICE_') && v !== undefined && v !== ''));
+  if (!manifest.configSchema) return {};
+  const validate = settingsValidator(manifest.configSchema);
   if (!validate(settings)) {
     const e = validate.errors![0];
     const setting = e.instancePath.replace(/^\//, '') || String(e.params.missingProperty ?? manifest.name);
     throw new ConfigError(setting, `${requirement(e, setting, manifest.configSchema)} (plugin ${manifest.name})`);
+  }
+  // Only the plugin's own settings: a plugin has no business reading another's.
+  const known = Object.keys((manifest.configSchema as { properties?: object }).properties ?? {});
+  return Object.fromEntries(known.filter((k) => settings[k] !== undefined).map((k) => [k, settings[k]]));
+}
+
+const validators = new WeakMap<object, ReturnType<Ajv['compile']>>();
+
+function settingsValidator(schema: object) {
+  let validate = validators.get(schema);
+  if (!validate) {
+    validate = new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }).compile(schema);
+    validators.set(schema, validate);
+  }
+  return validate;
+}
+
+/**
+ * A SERVICE_* setting under the prefix of a plugin that is on, which no
+ * offered plugin's schema and no core setting knows, is refused: it is a
+ * misspelling the service would otherwise silently ignore.
+ */
+export function checkUnknownSettings(on: PluginManifest[], offered: PluginManifest[], coreSettings: ReadonlySet<string>, env: Record<string, string | undefined>): void {
+  const known = new Set(coreSettings);
+  for (const m of offered) {
+    for (const name of Object.keys((m.configSchema as { properties?: object } | undefined)?.properties ?? {})) known.add(name);
+    if (m.method && typeof m.method.on === 'object') known.add(m.method.on.setting);
+  }
+  for (const m of on) {
+    for (const prefix of m.settingsPrefixes ?? []) {
+      const unknown = Object.keys(env).filter((k) => k.startsWith(prefix) && !known.has(k)).sort();
+      if (unknown.length) throw new ConfigError(unknown[0], `is not a setting of plugin ${m.name} (its settings start with ${prefix}; check the spelling)`);
+    }
   }
 }
 

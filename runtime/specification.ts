@@ -13,7 +13,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Context } from 'koa';
+import { stringify } from 'yaml';
 import { withServer } from './public-url.ts';
+import { withFragments, type OpenApiFragment } from './openapi-fragment.ts';
+import { PluginError, type PluginManifest } from './plugins.ts';
 
 export const SPECIFICATION = '/specification/';
 
@@ -57,6 +60,24 @@ const START = `window.ui = SwaggerUIBundle({
 function swaggerUiFile(name: string): Buffer {
   const dir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   return readFileSync(join(dir, name));
+}
+
+/**
+ * The generated document, with the calls of the plugins from outside the
+ * repository (SERVICE_PLUGINS) that are on added: the generator knows only
+ * the built-in ones. A plugin that defines a path, component or operationId
+ * the document has already stops the start.
+ */
+export function servedOpenapi(openapi: { yaml: string; json: string }, outside: PluginManifest[]): { yaml: string; json: string } {
+  const fragments = outside.filter((m) => m.openapi).map((m) => ({ plugin: m.name, fragment: m.openapi as OpenApiFragment }));
+  if (!fragments.length) return openapi;
+  let document: Record<string, unknown>;
+  try {
+    document = withFragments(JSON.parse(openapi.json) as Record<string, unknown>, fragments);
+  } catch (err) {
+    throw new PluginError('PLUGIN_INVALID', err instanceof Error ? err.message : String(err));
+  }
+  return { yaml: stringify(document, { lineWidth: 0 }), json: `${JSON.stringify(document, null, 2)}\n` };
 }
 
 /**

@@ -18,6 +18,14 @@ export interface WritableStateValidator {
   errors?: ErrorObject[] | null;
 }
 
+/**
+ * A generated validator as a type guard: what it admits is the type's
+ * `<Type>State` of generated/models.gen.ts.
+ */
+export interface WritableStateGuard<T> extends WritableStateValidator {
+  (state: unknown): state is T;
+}
+
 /** JSON Pointer (`/tags/0`) to the dotted path of the error payload (`tags.0`). */
 function dottedPath(instancePath: string): string {
   return instancePath.split('/').slice(1)

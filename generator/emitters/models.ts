@@ -1,37 +1,24 @@
 /**
  * Emits `models.gen.ts`: the TypeScript interfaces of the metadata objects,
  * `<Type>` for the read form (HAL, as returned by GET) and `<Type>Write` for
- * the write form of each concrete type (the payload of POST, PUT and PATCH).
+ * the write form of each concrete type (the payload of POST, PUT and PATCH);
+ * and for the runtime, `<Type>State`, the writable state the generated
+ * validator of the type admits (its type guard narrows to it), and
+ * `<Type>Properties`, what the objects table keeps in `props`. The maps
+ * `WritableStates` and `StoredProperties` name them by type, so handwritten
+ * code that uses a property stops compiling when the metamodel drops it.
  */
 import { IndentationText, Project, QuoteKind } from 'ts-morph';
 import type { OptionalKind, PropertySignatureStructure, SourceFile } from 'ts-morph';
-import type { Metamodel, PropertyDef, TypeDef } from '../../runtime/metamodel/model.ts';
+import type { Metamodel, TypeDef } from '../../runtime/metamodel/model.ts';
+import { SYSTEM_PROPERTIES } from '../../runtime/metamodel/model.ts';
 import { header } from '../emitter.ts';
+import { isMandatory, literalUnion, propertyTypescript, writePropertyTypescript } from '../property-kinds.ts';
 import type { Emitter } from '../emitter.ts';
 
 type Property = OptionalKind<PropertySignatureStructure>;
 
-const VALUE_TYPES: Record<Exclude<PropertyDef['dataType'], 'ENUMERATION'>, string> = {
-  STRING: 'string',
-  TEXT: 'string',
-  INTEGER: 'number',
-  DECIMAL: 'number',
-  BOOLEAN: 'boolean',
-  UUID: 'string',
-  REFERENCE: 'string',
-  DATETIME: 'number', // epoch milliseconds
-};
-
 const literal = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-const union = (values: string[]) => (values.length ? values.map(literal).join(' | ') : 'never');
-
-function valueType(p: PropertyDef): string {
-  if (p.dataType !== 'ENUMERATION') return VALUE_TYPES[p.dataType];
-  const literals = union(p.values ?? []);
-  return p.many ? `(${literals})` : literals;
-}
-
-const propertyType = (p: PropertyDef) => (p.many ? `${valueType(p)}[]` : valueType(p));
 // A description must not end the doc comment it is printed in.
 const docs = (description?: string) => (description ? [description.replace(/\*\//g, '*\\/')] : []);
 
@@ -44,9 +31,9 @@ function readProperties(t: TypeDef): Property[] {
   const own = t.properties
     .filter((p) => p.declaredBy === t.name && !p.writeOnly)
     .map((p): Property => ({
-      name: p.name, type: propertyType(p), hasQuestionToken: !p.required, docs: docs(p.description),
+      name: p.name, type: propertyTypescript(p), hasQuestionToken: !p.required, docs: docs(p.description),
     }));
-  const typeProperty: Property = { name: '_type', type: union(t.concreteTypes) };
+  const typeProperty: Property = { name: '_type', type: literalUnion(t.concreteTypes) };
   if (t.supertype) return [typeProperty, ...own];
   return [
     typeProperty,
@@ -62,15 +49,58 @@ function readProperties(t: TypeDef): Property[] {
  */
 function writeProperties(t: TypeDef): Property[] {
   const writable = t.properties.filter((p) => !p.readOnly).map((p): Property => {
-    const mandatory = p.name === 'label' ? !t.labelFrom : p.required;
-    const type = mandatory ? propertyType(p) : `${propertyType(p)} | null`;
-    return { name: p.name, type, hasQuestionToken: true, docs: docs(p.description) };
+    return { name: p.name, type: writePropertyTypescript(t, p), hasQuestionToken: true, docs: docs(p.description) };
   });
   return [
     { name: '_type', type: literal(t.name) },
     ...writable,
     { name: 'customProperties', type: 'Record<string, unknown> | null', hasQuestionToken: true },
   ];
+}
+
+/**
+ * The state a validator admits: the merged payload, so `_type` may be left
+ * out, mandatory properties are there, and an optional one may be null.
+ */
+function stateProperties(t: TypeDef): Property[] {
+  const writable = t.properties.filter((p) => !p.readOnly).map((p): Property => {
+    const mandatory = isMandatory(t, p);
+    return { name: p.name, type: writePropertyTypescript(t, p), hasQuestionToken: !mandatory };
+  });
+  return [
+    { name: '_type', type: literal(t.name), hasQuestionToken: true },
+    ...writable,
+    { name: 'customProperties', type: 'Record<string, unknown> | null', hasQuestionToken: true },
+  ];
+}
+
+const SYSTEM = new Set<string>(SYSTEM_PROPERTIES);
+
+/**
+ * What a stored object keeps in `props`: every property but the system ones
+ * (columns of their own) and the write-only ones (kept by plugins, never
+ * stored here). Unset values are absent, never null; a mandatory one is there
+ * once a write passed the validator.
+ */
+function storedProperties(t: TypeDef): Property[] {
+  return t.properties.filter((p) => !SYSTEM.has(p.name) && !p.writeOnly)
+    .map((p): Property => ({ name: p.name, type: propertyTypescript(p), hasQuestionToken: !p.required }));
+}
+
+function addRuntimeForms(file: SourceFile, model: Metamodel) {
+  const concrete = Object.values(model.types).filter((t) => !t.abstract).sort((a, b) => (a.name < b.name ? -1 : 1));
+  for (const t of concrete) {
+    file.addInterface({ name: `${t.name}State`, isExported: true, docs: [`Writable state of ${t.name}, as its validator admits it.`], properties: stateProperties(t) });
+    file.addInterface({ name: `${t.name}Properties`, isExported: true, docs: [`What a stored ${t.name} keeps in \`props\`.`], properties: storedProperties(t) });
+  }
+  file.addInterface({
+    name: 'WritableStates', isExported: true, docs: ['The writable state of each concrete type.'],
+    properties: concrete.map((t) => ({ name: t.name, type: `${t.name}State` })),
+  });
+  file.addInterface({
+    name: 'StoredProperties', isExported: true, docs: ['The stored `props` of each concrete type.'],
+    properties: concrete.map((t) => ({ name: t.name, type: `${t.name}Properties` })),
+  });
 }
 
 function addLinks(file: SourceFile) {
@@ -104,7 +134,7 @@ function addTypes(file: SourceFile, model: Metamodel) {
 
 function addTypeNames(file: SourceFile, model: Metamodel) {
   const concrete = Object.keys(model.types).filter((n) => !model.types[n].abstract).sort();
-  file.addTypeAlias({ name: 'TypeName', isExported: true, type: union(concrete) });
+  file.addTypeAlias({ name: 'TypeName', isExported: true, type: literalUnion(concrete) });
   file.addStatements(`export const typeNames = [${concrete.map(literal).join(', ')}] as const;`);
 }
 
@@ -117,6 +147,7 @@ function emitModels(model: Metamodel): string {
   addLinks(file);
   addTypeNames(file, model);
   addTypes(file, model);
+  addRuntimeForms(file, model);
   return `${header('models')}\n${file.getFullText()}`;
 }
 

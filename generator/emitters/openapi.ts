@@ -13,6 +13,7 @@ import type { Metamodel } from '../../runtime/metamodel/model.ts';
 import { header, stableJson, type Emitter } from '../emitter.ts';
 import { restPaths } from './openapi/paths.ts';
 import { pluginFragments } from './openapi/plugins.ts';
+import { withFragments } from '../../runtime/openapi-fragment.ts';
 import { addressable, listSchemas, polymorphicSchemas, typeSchemas, type Json } from './openapi/schemas.ts';
 
 export const openapiEmitter: Emitter = {
@@ -38,17 +39,12 @@ export function openapiDocument(model: Metamodel): Json {
   document.info.description = readTemplate('description.md');
   // JSON cannot carry the header comment, so the document says it itself.
   document.info['x-generated'] = header('openapi', '').trim();
-  const fragments = pluginFragments.map((p) => p.fragment);
-  document.paths = merged('path', document.paths, restPaths(model), ...fragments.map((f) => f.paths));
-  document.components.schemas = merged('schema', document.components.schemas, typeSchemas(model), polymorphicSchemas(model), listSchemas(model),
-    ...fragments.map((f) => f.components?.schemas ?? {}));
-  for (const kind of ['parameters', 'responses', 'headers'] as const) {
-    const components = document.components as Record<string, Json>;
-    components[kind] = merged(kind.slice(0, -1), components[kind] ?? {}, ...fragments.map((f) => f.components?.[kind] ?? {}));
-  }
-  document.tags = tags(model, [...document.tags as { name: string }[], ...fragments.flatMap((f) => f.tags ?? [])]);
-  assertUniqueOperationIds(document.paths as Record<string, Json>);
-  return document;
+  document.paths = merged('path', document.paths, restPaths(model));
+  document.components.schemas = merged('schema', document.components.schemas, typeSchemas(model), polymorphicSchemas(model), listSchemas(model));
+  const withPlugins = withFragments(document, pluginFragments);
+  withPlugins.tags = tags(model, withPlugins.tags as { name: string }[]);
+  assertUniqueOperationIds(withPlugins.paths as Record<string, Json>);
+  return withPlugins;
 }
 
 function readTemplate(name: string): string {

@@ -7,52 +7,14 @@
 import { Ajv } from 'ajv';
 import type { SchemaObject } from 'ajv';
 import standaloneModule from 'ajv/dist/standalone/index.js';
-import type { Metamodel, PropertyDef, TypeDef } from '../../runtime/metamodel/model.ts';
+import type { Metamodel, TypeDef } from '../../runtime/metamodel/model.ts';
 import { header } from '../emitter.ts';
+import { isMandatory, writePropertySchema } from '../property-kinds.ts';
 import type { Emitter } from '../emitter.ts';
 
 // Both packages are CommonJS: under ESM the default import is `module.exports`,
 // whose `default` is the function (this also holds for the TypeScript types).
 const standaloneCode = standaloneModule.default;
-
-const STRING_MAX_LENGTH = 1000;
-const TEXT_MAX_LENGTH = 100000;
-
-/** JSON Schema of one value of a property (an array item if the property is `many`). */
-function valueSchema(p: PropertyDef): SchemaObject {
-  switch (p.dataType) {
-    case 'STRING': return { type: 'string', maxLength: STRING_MAX_LENGTH };
-    case 'TEXT': return { type: 'string', maxLength: TEXT_MAX_LENGTH };
-    case 'INTEGER': return { type: 'integer' };
-    case 'DECIMAL': return { type: 'number' };
-    case 'BOOLEAN': return { type: 'boolean' };
-    case 'UUID':
-    case 'REFERENCE': return { type: 'string', format: 'uuid' };
-    case 'DATETIME': return { type: 'integer' }; // epoch milliseconds
-    case 'ENUMERATION': return { type: 'string', enum: p.values };
-  }
-}
-
-// A format or an enumeration already excludes the empty string.
-const isFreeText = (value: SchemaObject) => value.type === 'string' && !value.format && !value.enum;
-
-/** A mandatory value must not be empty; an optional one may be null (= unset). */
-function propertySchema(p: PropertyDef, mandatory: boolean): SchemaObject {
-  const value = valueSchema(p);
-  const schema: SchemaObject = p.many
-    ? { type: 'array', items: value, ...(mandatory ? { minItems: 1 } : {}) }
-    : { ...value, ...(mandatory && isFreeText(value) ? { minLength: 1 } : {}) };
-  return mandatory ? schema : { anyOf: [schema, { type: 'null' }] };
-}
-
-/**
- * The label is the business key: never empty, and mandatory unless the type
- * forms it from other properties (`labelFrom`).
- */
-function labelSchema(t: TypeDef, p: PropertyDef): SchemaObject {
-  const label = { ...valueSchema(p), minLength: 1 };
-  return t.labelFrom ? { anyOf: [label, { type: 'null' }] } : label;
-}
 
 const sortedByKey = <T>(record: Record<string, T>) =>
   Object.fromEntries(Object.keys(record).sort().map((k) => [k, record[k]]));
@@ -67,9 +29,8 @@ export function writableStateSchema(t: TypeDef): SchemaObject {
   };
   const required: string[] = [];
   for (const p of t.properties.filter((x) => !x.readOnly)) {
-    const mandatory = p.name === 'label' ? !t.labelFrom : p.required;
-    properties[p.name] = p.name === 'label' ? labelSchema(t, p) : propertySchema(p, mandatory);
-    if (mandatory) required.push(p.name);
+    properties[p.name] = writePropertySchema(t, p);
+    if (isMandatory(t, p)) required.push(p.name);
   }
   return { type: 'object', properties: sortedByKey(properties), required: required.sort(), additionalProperties: false };
 }
@@ -98,8 +59,10 @@ function replaceRequires(code: string): { imports: string[]; code: string } {
 
 function emitValidators(model: Metamodel): string {
   const ajv = new Ajv({ allErrors: true, strict: true, code: { source: true, esm: true, lines: true } });
-  // Only the canonical 8-4-4-4-12 form: ajv-formats would also take `urn:uuid:…`, which the database's uuid type refuses.
-  ajv.addFormat('uuid', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+  // The formats tell readers of the OpenAPI document what a value is; what is
+  // checked is stated beside them (the uuid's pattern, an int64's minimum and maximum).
+  ajv.addFormat('uuid', true);
+  ajv.addFormat('int64', true);
   const concrete = Object.keys(model.types).filter((n) => !model.types[n].abstract).sort();
   for (const name of concrete) ajv.addSchema(writableStateSchema(model.types[name]), name);
   const standalone = standaloneCode(ajv, Object.fromEntries(concrete.map((n) => [validatorName(n), n])));
@@ -108,12 +71,13 @@ function emitValidators(model: Metamodel): string {
     header('validators'),
     // ajv's generated code is untyped JavaScript.
     '// @ts-nocheck',
-    "import type { WritableStateValidator } from '../runtime/validation.ts';",
+    "import type { WritableStateGuard } from '../runtime/validation.ts';",
+    "import type { WritableStates } from './models.gen.ts';",
     ...imports,
     code.trimEnd(),
     '',
-    '/** Validators of the writable state, by concrete type name. */',
-    'export const validators: Record<string, WritableStateValidator> = {',
+    '/** Validators of the writable state, by concrete type name: type guards of the states in models.gen.ts. */',
+    'export const validators: { [T in keyof WritableStates]: WritableStateGuard<WritableStates[T]> } = {',
     ...concrete.map((n) => `  ${n}: ${validatorName(n)},`),
     '};',
     '',

@@ -14,6 +14,7 @@ import { type Emitter, header } from '../emitter.ts';
 import type { Metamodel, PropertyDef, TypeDef } from '../../runtime/metamodel/model.ts';
 import { literal } from '../../runtime/storage/sql.ts';
 import { SYSTEM_PROPERTIES } from '../../runtime/metamodel/model.ts';
+import { sqlType } from '../property-kinds.ts';
 
 export const STATUS_LABELS_PATH = fileURLToPath(new URL('../../templates/views/status-labels.yaml', import.meta.url));
 
@@ -28,11 +29,6 @@ const LANGUAGE = `coalesce(nullif(current_setting('service.language', true), '')
 /** Rendered by the REST interface from the request, not stored, so no view can show them. */
 const NOT_STORED = new Set(['db', 'href']);
 const STORED_COLUMNS = new Set<string>(SYSTEM_PROPERTIES.filter((p) => !NOT_STORED.has(p)));
-
-const SQL_TYPES: Record<PropertyDef['dataType'], string> = {
-  INTEGER: 'bigint', DECIMAL: 'numeric', BOOLEAN: 'boolean', UUID: 'uuid', REFERENCE: 'uuid',
-  DATETIME: 'timestamp', ENUMERATION: 'text', STRING: 'text', TEXT: 'text',
-};
 
 /** `hasDomain` → `has_domain`; `_version` → `version`. */
 export function snakeCase(name: string): string {
@@ -63,12 +59,12 @@ const scalarColumn = (doc: string, key: string, sqlType: string) =>
 function jsonColumn(p: PropertyDef, doc: string, key = p.name): string {
   if (p.many) return manyColumn(doc, key);
   if (p.dataType === 'DATETIME') return datetimeColumn(doc, key);
-  return scalarColumn(doc, key, SQL_TYPES[p.dataType]);
+  return scalarColumn(doc, key, sqlType(p));
 }
 
 /** A property kept in a typed column of `objects`. */
 function tableColumn(p: PropertyDef, column: string): string {
-  return p.dataType === 'DATETIME' ? `${column} at time zone 'UTC'` : `${column}::${SQL_TYPES[p.dataType]}`;
+  return p.dataType === 'DATETIME' ? `${column} at time zone 'UTC'` : `${column}::${sqlType(p)}`;
 }
 
 /** Where a view reads its rows: the current objects or the history of their versions. */

@@ -26,9 +26,7 @@
  * TTL. Unknown keys are never remembered. The last use is written at most
  * once a minute per key, so that reading stays reading.
  */
-import { createError } from '../../runtime/errors.ts';
-import type { AuthDriver, AuthRequest, AuthResult, Principal } from '../../runtime/auth/types.ts';
-import { clientAddress, SignInThrottle } from '../../runtime/auth/throttle.ts';
+import { clientAddress, createError, SignInThrottle, type AuthDriver, type AuthRequest, type AuthResult, type Principal } from '../../runtime/host.ts';
 import { AccessKeyStore, hashOf, looksLikeKey, sameHash, type KeyOwner } from './keys.ts';
 
 export const ACCESS_KEY_HEADER = 'service-access-key';

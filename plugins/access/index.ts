@@ -4,47 +4,54 @@
  * keep them in every database. What the rules decide at sign-in is the
  * core's (runtime/auth/access-rules.ts), shared with the explain call here.
  */
-import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
-import { registerMessages } from '../../runtime/messages.ts';
-import { accessRulesEnabled, AccessRuleStore } from '../../runtime/auth/access-rules.ts';
+import { accessRulesEnabled, AccessRuleStore, type PluginHost, type PluginManifest } from '../../runtime/host.ts';
 import { AccessKeyDriver, DEFAULT_CACHE_TTL_MS } from './driver.ts';
 import { ACCESS_MIGRATIONS, AccessKeyStore } from './keys.ts';
 import { handleAccessKeys } from './keys-rest.ts';
 import { handleAccessRules } from './rules-rest.ts';
-
-registerMessages('en', {
-  expiresInPast: 'The time must lie in the future.',
-  organizationOnlyForCreate: 'Only a CREATE rule names an organization.',
-  organizationNotFound: 'No top-level organization of this tenant has this label.',
-});
-registerMessages('de', {
-  expiresInPast: 'Der Zeitpunkt muss in der Zukunft liegen.',
-  organizationOnlyForCreate: 'Nur eine CREATE-Regel nennt eine Organisation.',
-  organizationNotFound: 'Keine Organisation der obersten Ebene dieses Mandanten hat diesen Namen.',
-});
+import { openapi } from './openapi.ts';
 
 const BOOLEAN = { type: 'string', pattern: '^\\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\\s*$', description: 'true or false' };
 
-export const manifest: PluginManifest = {
+interface AccessSettings {
+  SERVICE_ACCESS_KEY_CACHE_TTL: number;
+}
+
+export const manifest: PluginManifest<AccessSettings> = {
   name: 'access',
+  openapi,
+  host: '^1',
+  method: { name: 'accessKey', on: 'always', phase: 'access-key' },
+  settingsPrefixes: ['SERVICE_ACCESS_'],
   configSchema: {
     type: 'object',
     properties: {
       SERVICE_ACCESS_RULES: BOOLEAN,
       SERVICE_GUEST_USERS: BOOLEAN,
-      SERVICE_ACCESS_KEY_CACHE_TTL: { type: 'string', pattern: '^[0-9]{1,7}$', description: 'a whole number of milliseconds, at most 9999999' },
+      SERVICE_ACCESS_KEY_CACHE_TTL: { type: 'integer', minimum: 0, maximum: 9_999_999, default: DEFAULT_CACHE_TTL_MS, description: 'a whole number of milliseconds, at most 9999999' },
     },
   },
-  register(host: PluginHost) {
+  migrations: { database: ACCESS_MIGRATIONS },
+  messages: {
+    en: {
+      expiresInPast: 'The time must lie in the future.',
+      organizationOnlyForCreate: 'Only a CREATE rule names an organization.',
+      organizationNotFound: 'No top-level organization of this tenant has this label.',
+    },
+    de: {
+      expiresInPast: 'Der Zeitpunkt muss in der Zukunft liegen.',
+      organizationOnlyForCreate: 'Nur eine CREATE-Regel nennt eine Organisation.',
+      organizationNotFound: 'Keine Organisation der obersten Ebene dieses Mandanten hat diesen Namen.',
+    },
+  },
+  register(host: PluginHost, settings) {
     const keys = new AccessKeyStore(host.knex);
     const rules = new AccessRuleStore(host.knex);
-    host.addDatabaseMigrations('access', ACCESS_MIGRATIONS);
-    const ttl = host.config.env.SERVICE_ACCESS_KEY_CACHE_TTL;
     const driver = new AccessKeyDriver({
       keys, isSystemAdmin: (loginId) => host.directory.isSystemAdmin(loginId), log: host.log,
-      cacheTtlMs: ttl ? Number(ttl) : DEFAULT_CACHE_TTL_MS,
+      cacheTtlMs: settings.SERVICE_ACCESS_KEY_CACHE_TTL,
     });
-    host.addAuthDriver(driver, 20);
+    host.addAuthDriver(driver);
     // A removed user, a changed access level or a removed tenant counts on this instance from the next request.
     host.onChange((_db, types) => {
       if (types.includes('User') || types.includes('Tenant')) driver.forget();

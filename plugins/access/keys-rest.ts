@@ -16,13 +16,7 @@
  */
 import type { Context } from 'koa';
 import { Ajv } from 'ajv';
-import { createError, type Violation } from '../../runtime/errors.ts';
-import { requireLevel } from '../../runtime/auth/middleware.ts';
-import type { Directory, Principal } from '../../runtime/auth/types.ts';
-import { UUID } from '../../runtime/rest/paths.ts';
-import { ObjectStore, type StoredObject } from '../../runtime/storage/objects.ts';
-import { oversized, violationsOf, wrongTypeKey } from '../../runtime/validation.ts';
-import { hasBody } from '../../runtime/body.ts';
+import { createError, hasBody, ObjectStore, oversized, requireLevel, UUID, violationsOf, wrongTypeKey, type Directory, type Principal, type StoredObject, type Violation } from '../../runtime/host.ts';
 import type { Knex } from 'knex';
 import { AccessKeyStore, hashOf, newAccessKey, type KeyInfo } from './keys.ts';
 

@@ -7,8 +7,7 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
-import { schemaOf } from '../../runtime/storage/migrations.ts';
-import type { AccessLevel } from '../../runtime/auth/types.ts';
+import { schemaOf, type AccessLevel } from '../../runtime/host.ts';
 
 export const KEY_PREFIX = 'mdsk_';
 const KEY_PATTERN = /^mdsk_[A-Za-z0-9_-]{43}$/;

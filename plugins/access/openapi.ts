@@ -3,8 +3,7 @@
  * (runtime/openapi-fragment.ts). The request bodies are the ajv schemas the
  * handlers check them with, so the document cannot promise another shape.
  */
-import { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, ref, type OpenApiFragment } from '../../runtime/openapi-fragment.ts';
-import { ACCESS_RULES_SCHEMA } from '../../runtime/auth/access-rules.ts';
+import { ACCESS_RULES_SCHEMA, DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, ref, type OpenApiFragment } from '../../runtime/host.ts';
 import { CREATE_SCHEMA } from './keys-rest.ts';
 import { EXPLAIN_SCHEMA } from './rules-rest.ts';
 

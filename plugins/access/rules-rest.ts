@@ -17,13 +17,7 @@
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import { Ajv } from 'ajv';
-import { createError, type Violation } from '../../runtime/errors.ts';
-import { requireLevel } from '../../runtime/auth/middleware.ts';
-import { accessRuleViolations, AccessRuleStore, decideAccess, type AccessRule } from '../../runtime/auth/access-rules.ts';
-import type { Directory, ExternalIdentity, Principal } from '../../runtime/auth/types.ts';
-import { UUID } from '../../runtime/rest/paths.ts';
-import { schemaOf } from '../../runtime/storage/migrations.ts';
-import { oversized, violationsOf, wrongTypeKey } from '../../runtime/validation.ts';
+import { AccessRuleStore, accessRuleViolations, createError, decideAccess, oversized, requireLevel, schemaOf, UUID, violationsOf, wrongTypeKey, type AccessRule, type Directory, type ExternalIdentity, type Principal, type Violation } from '../../runtime/host.ts';
 
 export interface RulesRestDeps {
   knex: Knex;

@@ -8,16 +8,9 @@
  */
 import { hash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { createError } from '../../runtime/errors.ts';
-import type { AuthDriver, AuthRequest, AuthResult, Directory, Principal } from '../../runtime/auth/types.ts';
-import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
-import { schemaOf } from '../../runtime/storage/migrations.ts';
-import { CredentialCache } from './cache.ts';
+import { clientAddress, createError, CredentialCache, parseBasic, schemaOf, SignInThrottle, type Attempt, type AuthDriver, type AuthRequest, type AuthResult, type Directory, type PluginHost, type PluginManifest, type Principal } from '../../runtime/host.ts';
 import { parsePepperStore } from './pepper.ts';
 import { PasswordHasher, type StoredPassword } from './passwords.ts';
-import { clientAddress, SignInThrottle, type Attempt } from '../../runtime/auth/throttle.ts';
-import { enabledMethods } from '../../runtime/auth/methods.ts';
-import { registerMessages } from '../../runtime/messages.ts';
 
 const MIN_PASSWORD_LENGTH = 8;
 
@@ -63,19 +56,8 @@ export interface BasicDriverOptions {
   log: { warn: (o: object, m: string) => void };
 }
 
-/** Parses `Basic base64(loginId:password)`; null when the header is of another scheme. */
-export function parseBasic(header: string): { loginId: string; password: string } | null | 'malformed' {
-  if (!/^Basic /i.test(header)) return null;
-  const match = /^Basic +([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-  if (!match) return 'malformed';
-  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon <= 0) return 'malformed';
-  const loginId = decoded.slice(0, colon);
-  // No login ID holds control characters, and the database refuses NUL in text.
-  if (/[\u0000-\u001f\u007f]/.test(loginId)) return 'malformed';
-  return { loginId, password: decoded.slice(colon + 1) };
-}
+/** The shared parser (runtime/auth/basic-header.ts), here too for those who knew it here. */
+export { parseBasic };
 
 /** Whose password a login ID is checked against, and what it may do once checked. */
 interface Account {
@@ -242,30 +224,66 @@ function cacheScope(stored: StoredPassword): string {
   return `${stored.pepperId ?? ''}\u0000${stored.hash}`;
 }
 
-registerMessages('en', { passwordsNotManaged: 'Passwords are not kept by the service with the configured sign-in method.' });
-registerMessages('de', { passwordsNotManaged: 'Mit der eingestellten Anmeldemethode verwaltet der Dienst keine Passwörter.' });
+/**
+ * The tables of passwords: system administrators' in the control schema,
+ * users' in every database. Until host API 1 the core's first migrations
+ * made them, so an existing installation has them already and its ledger
+ * says the core made them: hence `if not exists`, which makes these a no-op
+ * there and the tables' origin on a new installation.
+ */
+const MIGRATIONS = {
+  control: [
+    `create table if not exists $S.admin_credentials (
+       login_id text primary key,
+       hash text not null,
+       pepper_id text,
+       updated_at timestamptz not null default now()
+     );`,
+  ],
+  database: [
+    `create table if not exists $S.credentials (
+       user_id uuid primary key references $S.objects(id) on delete cascade,
+       hash text not null,
+       pepper_id text,
+       updated_at timestamptz not null default now()
+     );`,
+  ],
+};
 
-export const manifest: PluginManifest = {
+interface BasicSettings {
+  SERVICE_PEPPER_STORE?: string;
+  SERVICE_AUTH_CACHE_TTL: number;
+}
+
+export const manifest: PluginManifest<BasicSettings> = {
   name: 'auth-basic',
+  host: '^1',
+  // General rule 6: login ID and password only when no other method is on; another method keeps no passwords.
+  method: { name: 'basic', on: 'otherwise', phase: 'password' },
+  settingsPrefixes: ['SERVICE_PEPPER_'],
   configSchema: {
     type: 'object',
     properties: {
       SERVICE_PEPPER_STORE: { type: 'string' },
-      SERVICE_AUTH_CACHE_TTL: { type: 'string', pattern: '^[0-9]+$', description: 'a whole number of milliseconds' },
+      SERVICE_AUTH_CACHE_TTL: { type: 'integer', minimum: 0, default: 10_000, description: 'a whole number of milliseconds' },
     },
   },
-  async register(host: PluginHost) {
-    const env = host.config.env;
-    const hasher = new PasswordHasher(parsePepperStore(env.SERVICE_PEPPER_STORE));
+  checkSettings: (settings) => void parsePepperStore(settings.SERVICE_PEPPER_STORE),
+  migrations: MIGRATIONS,
+  messages: {
+    en: { passwordsNotManaged: 'Passwords are not kept by the service with the configured sign-in method.' },
+    de: { passwordsNotManaged: 'Mit der eingestellten Anmeldemethode verwaltet der Dienst keine Passwörter.' },
+  },
+  async register(host: PluginHost, settings) {
+    const hasher = new PasswordHasher(parsePepperStore(settings.SERVICE_PEPPER_STORE));
     const passwords = new PasswordStore(host.knex);
-    const ttlMs = Number(env.SERVICE_AUTH_CACHE_TTL ?? 10_000);
+    const ttlMs = settings.SERVICE_AUTH_CACHE_TTL;
     const cache = new CredentialCache<true>({ ttlMs });
     const signIns = new CredentialCache<Principal>({ ttlMs });
     const throttle = new SignInThrottle();
     const driver = new BasicDriver({ hasher, passwords, directory: host.directory, cache, signIns, throttle, log: host.log });
-    // Login ID and password is chosen only when no other method is on (general rule 6); another method keeps no passwords.
-    const managed = enabledMethods(env).basic;
-    if (managed) host.addAuthDriver(driver, 100);
+    const managed = host.methodOn('basic');
+    if (managed) host.addAuthDriver(driver);
     // Another instance's change reaches this one's remembered sign-ins only when they expire (SERVICE_AUTH_CACHE_TTL).
     host.onChange((_db, types) => {
       if (types.includes('User') || types.includes('Tenant')) driver.forgetSignIns();

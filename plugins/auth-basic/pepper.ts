@@ -17,8 +17,8 @@ export type PepperStore = {
 
 /** A setting that stops the start; the message names the setting, never a secret. */
 // One ConfigError for the whole service, so that the start reports it as a configuration error.
-export { ConfigError } from '../../runtime/config.ts';
-import { ConfigError } from '../../runtime/config.ts';
+export { ConfigError } from '../../runtime/host.ts';
+import { ConfigError } from '../../runtime/host.ts';
 
 export function parsePepperStore(text: string | undefined): PepperStore {
   const byId = new Map<string, Buffer>();

@@ -4,7 +4,7 @@
  * SERVICE_JNDI_TENANT_ID, SERVICE_JNDI_COMMON_NAME, SERVICE_JNDI_FAMILY_NAME,
  * SERVICE_JNDI_GIVEN_NAME and SERVICE_JNDI_TENANT_NAME.
  */
-import type { ExternalIdentity } from '../../runtime/auth/types.ts';
+import type { ExternalIdentity } from '../../runtime/host.ts';
 import type { AttributeNames } from './settings.ts';
 
 type AttributeValue = string | string[] | Buffer | Buffer[];

@@ -14,13 +14,7 @@
  * address and login ID, and per address: runtime/auth/throttle.ts).
  */
 import { createHash } from 'node:crypto';
-import { CredentialCache } from '../auth-basic/cache.ts';
-import { parseBasic } from '../auth-basic/index.ts';
-import { enabledMethods } from '../../runtime/auth/methods.ts';
-import { clientAddress, SignInThrottle, type Attempt } from '../../runtime/auth/throttle.ts';
-import type { AuthDriver, AuthRequest, AuthResult, ExternalIdentity } from '../../runtime/auth/types.ts';
-import { createError } from '../../runtime/errors.ts';
-import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
+import { clientAddress, CredentialCache, parseBasic, createError, SignInThrottle, type Attempt, type AuthDriver, type AuthRequest, type AuthResult, type ExternalIdentity, type PluginHost, type PluginManifest } from '../../runtime/host.ts';
 import { DirectoryUnavailable, LdapDirectory, type PersonDirectory } from './ldap-directory.ts';
 import { parseDirectorySettings } from './settings.ts';
 
@@ -114,8 +108,18 @@ export class DirectoryDriver implements AuthDriver {
 const setting = { type: 'string' };
 const milliseconds = { type: 'string', pattern: '^[0-9]+$', description: 'a whole number of milliseconds' };
 
-export const manifest: PluginManifest = {
+/** The settings as the schema checked them: every one a text; parseDirectorySettings reads their meaning. */
+type DirectorySettingTexts = Record<string, string | undefined>;
+
+export const manifest: PluginManifest<DirectorySettingTexts> = {
   name: 'auth-ldap',
+  host: '^1',
+  method: {
+    name: 'directory',
+    on: { setting: 'SERVICE_JNDI_AUTHENTICATION' },
+    phase: 'credentials',
+  },
+  settingsPrefixes: ['SERVICE_JNDI_'],
   configSchema: {
     type: 'object',
     properties: {
@@ -129,27 +133,27 @@ export const manifest: PluginManifest = {
       SERVICE_JNDI_TENANT_ID: setting,
       SERVICE_JNDI_COMMON_NAME: setting,
       SERVICE_JNDI_FAMILY_NAME: setting,
-      SERVICE_JNDI_GIVEN_NAME: setting,
       SERVICE_JNDI_TENANT_NAME: setting,
+      SERVICE_JNDI_GIVEN_NAME: setting,
       SERVICE_JNDI_CONNECT_TIMEOUT: milliseconds,
       SERVICE_JNDI_READ_TIMEOUT: milliseconds,
       SERVICE_AUTH_CACHE_TTL: milliseconds,
     },
   },
-  enabled: (env) => enabledMethods(env).directory,
-  register(host: PluginHost) {
-    const env = host.config.env;
-    const settings = parseDirectorySettings(env);
-    const directory = new LdapDirectory(settings, host.log);
+  // Read before any storage is opened, so a missing or malformed setting stops the start at once.
+  checkSettings: (settings) => void parseDirectorySettings(settings),
+  register(host: PluginHost, settings) {
+    const directorySettings = parseDirectorySettings(settings);
+    const directory = new LdapDirectory(directorySettings, host.log);
     const driver = new DirectoryDriver({
       directory,
-      signIns: new CredentialCache<ExternalIdentity>({ ttlMs: Number(env.SERVICE_AUTH_CACHE_TTL || 10_000) }),
+      signIns: new CredentialCache<ExternalIdentity>({ ttlMs: Number(settings.SERVICE_AUTH_CACHE_TTL || 10_000) }),
       throttle: new SignInThrottle(),
     });
-    host.addAuthDriver(driver, 30);
+    host.addAuthDriver(driver);
     // Not awaited: a directory that is down at start makes sign-ins answer 503, it does not keep the service from starting.
     host.onStart(async () => void directory.warmUp());
     host.onClose(() => directory.close());
-    host.log.info({ url: settings.url, searchBase: settings.searchBase, filter: settings.filter }, 'directory sign-in enabled');
+    host.log.info({ url: directorySettings.url, searchBase: directorySettings.searchBase, filter: directorySettings.filter }, 'directory sign-in enabled');
   },
 };

@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, ResultCodeError } from 'ldapts';
-import type { ExternalIdentity } from '../../runtime/auth/types.ts';
+import type { ExternalIdentity } from '../../runtime/host.ts';
 import { loginAttribute, searchFilter } from './filter.ts';
 import { identityOf, requestedAttributes, type DirectoryEntry } from './identity.ts';
 import type { DirectorySettings } from './settings.ts';

@@ -10,7 +10,7 @@
  * default 5000 each) bound how long a sign-in waits for the directory.
  */
 import { FilterParser } from 'ldapts';
-import { ConfigError } from '../../runtime/config.ts';
+import { ConfigError } from '../../runtime/host.ts';
 
 /** JNDI's standard LDAP context factory: the only one there is outside a Java runtime. */
 export const STANDARD_FACTORY = 'com.sun.jndi.ldap.LdapCtxFactory';

@@ -17,8 +17,7 @@
  * - The token is read only from the Authorization header, never from the
  *   query string or a form body (RFC 6750 allows those; they end up in logs).
  */
-import type { AuthDriver, AuthRequest, AuthResult } from '../../runtime/auth/types.ts';
-import { createError } from '../../runtime/errors.ts';
+import { createError, type AuthDriver, type AuthRequest, type AuthResult } from '../../runtime/host.ts';
 import { ProviderUnavailable } from './provider.ts';
 import { InvalidToken, type TokenVerifier } from './verify.ts';
 

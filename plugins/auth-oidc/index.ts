@@ -9,28 +9,26 @@
  * keys through discovery), verify.ts (the checks), claims.ts (claims to
  * identity), cache.ts (verified tokens), driver.ts (the request side).
  */
-import { enabledMethods } from '../../runtime/auth/methods.ts';
-import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
+import type { PluginHost, PluginManifest } from '../../runtime/host.ts';
 import { VerifiedTokens } from './cache.ts';
-import { OidcDriver } from './driver.ts';
+import { METHOD, OidcDriver } from './driver.ts';
 import { IdentityProvider } from './provider.ts';
 import { configSchema, readSettings } from './settings.ts';
 import { TokenVerifier, type VerifiedToken } from './verify.ts';
 
-export const manifest: PluginManifest = {
+export const manifest: PluginManifest<Record<string, string | undefined>> = {
   name: 'auth-oidc',
+  host: '^1',
+  method: { name: METHOD, on: { setting: 'SERVICE_OIDC_AUTHENTICATION' }, phase: 'bearer' },
+  settingsPrefixes: ['SERVICE_OIDC_'],
   configSchema,
-  enabled(env) {
-    const on = enabledMethods(env).oidc;
-    // Read here, before any storage is opened, so a missing or malformed setting stops the start at once.
-    if (on) readSettings(env);
-    return on;
-  },
-  register(host: PluginHost) {
-    const settings = readSettings(host.config.env);
+  // Read before any storage is opened, so a missing or malformed setting stops the start at once.
+  checkSettings: (texts) => void readSettings(texts),
+  register(host: PluginHost, texts) {
+    const settings = readSettings(texts);
     const provider = new IdentityProvider(settings.providerUrl, host.log);
     const cache = new VerifiedTokens<VerifiedToken>({ ttlMs: settings.cacheTtlMs });
-    host.addAuthDriver(new OidcDriver(new TokenVerifier(settings, provider, cache), host.log), 10);
+    host.addAuthDriver(new OidcDriver(new TokenVerifier(settings, provider, cache), host.log));
     host.onStart(async () => {
       host.log.info({ url: settings.providerUrl, provider: settings.providerName, clientId: settings.clientId }, 'OpenID Connect bearer authentication on');
       // Not awaited: a provider that cannot be reached now must not keep the service from starting.

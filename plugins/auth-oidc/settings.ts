@@ -19,7 +19,7 @@
  *   how long a verified token is remembered, as it does for passwords and
  *   directory sign-ins.
  */
-import { ConfigError } from '../../runtime/config.ts';
+import { ConfigError } from '../../runtime/host.ts';
 
 /** A claim name: what a provider may put in a token (no whitespace). */
 const CLAIM_NAME = '^\\S{1,200}$';

@@ -19,7 +19,7 @@
  * cache TTL ends, so a warm token costs a hash and a map lookup.
  */
 import { decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import type { ExternalIdentity } from '../../runtime/auth/types.ts';
+import type { ExternalIdentity } from '../../runtime/host.ts';
 import { VerifiedTokens } from './cache.ts';
 import { ClaimError, claimContains, identityOf } from './claims.ts';
 import type { IdentityProvider } from './provider.ts';

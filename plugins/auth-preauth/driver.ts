@@ -1,16 +1,15 @@
 /**
  * The two drivers of pre-authentication.
  *
- * - The API-key gate (order 5): with SERVICE_API_KEY_TOKEN set, a request
+ * - The API-key gate (phase `gate`): with SERVICE_API_KEY_TOKEN set, a request
  *   that does not carry exactly that token in the SERVICE_API_KEY header is
  *   not authenticated by any method, access keys included.
- * - The header driver (order 30): turns the proxy's headers, completed by an
+ * - The header driver (phase `credentials`): turns the proxy's headers, completed by an
  *   injected JWT, into an external identity; the core assigns it to a user.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
-import type { AuthDriver, AuthRequest, AuthResult, ExternalIdentity } from '../../runtime/auth/types.ts';
-import { createError } from '../../runtime/errors.ts';
+import { createError, type AuthDriver, type AuthRequest, type AuthResult, type ExternalIdentity } from '../../runtime/host.ts';
 import { HeaderValueError, listValue, singleRaw, singleValue } from './headers.ts';
 import { ClaimError, claimContains, decodeInjectedJwt, listClaim, textClaim } from './jwt.ts';
 import type { PreAuthSettings } from './settings.ts';

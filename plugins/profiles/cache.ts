@@ -11,7 +11,7 @@
  * instance accept, for that long, values the tenant has just forbidden.
  */
 import type { Knex } from 'knex';
-import type { Metamodel } from '../../runtime/metamodel/model.ts';
+import type { Metamodel } from '../../runtime/host.ts';
 import { CompiledAnnotations } from './rules.ts';
 import { ProfileStore } from './store.ts';
 

@@ -26,11 +26,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { isDeepStrictEqual } from 'node:util';
-import type { Violation } from '../../runtime/errors.ts';
-import { WRITABLE_SYSTEM_PROPERTIES } from '../../runtime/metamodel/model.ts';
-import type { RestExtension } from '../../runtime/plugins.ts';
-import type { CustomPropertiesCheck } from '../../runtime/rest/writer.ts';
-import type { ObjectStore, StoredObject } from '../../runtime/storage/objects.ts';
+import { WRITABLE_SYSTEM_PROPERTIES, type CustomPropertiesCheck, type ObjectStore, type RestExtension, type StoredObject, type Violation } from '../../runtime/host.ts';
 import type { AnnotationCache } from './cache.ts';
 import { CompiledAnnotations, type CustomPropertyRule, type TypeRules } from './rules.ts';
 import { checkScalar, UNSTORABLE, UUID_PATTERN } from './values.ts';

@@ -7,8 +7,7 @@
  */
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { ErrorObject } from 'ajv';
-import type { Metamodel } from '../../runtime/metamodel/model.ts';
-import type { Violation } from '../../runtime/errors.ts';
+import type { Metamodel, Violation } from '../../runtime/host.ts';
 import { allowedKeys, BASE_TYPES, shapeErrors, type ProfileKind } from './schema.ts';
 import { checkAgainstMetamodel } from './semantics.ts';
 import { UNSTORABLE } from './values.ts';

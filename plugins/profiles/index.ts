@@ -7,40 +7,48 @@
  */
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Metamodel } from '../../runtime/metamodel/model.ts';
-import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
+import type { Metamodel, PluginHost, PluginManifest } from '../../runtime/host.ts';
 import { AnnotationCache } from './cache.ts';
 import { loadStandardProfiles } from './catalog.ts';
 import { CustomPropertiesChecker } from './check.ts';
 import { ProfileReader } from './reader.ts';
 import { profileRoutes } from './routes.ts';
 import { MIGRATIONS } from './store.ts';
-import './messages.ts';
+import { PROFILE_MESSAGES } from './messages.ts';
+import { openapi } from './openapi.ts';
 
 /** 1 MiB: annotation files of several thousand lines fit many times over. */
 export const DEFAULT_PROFILE_LIMIT = 1024 * 1024;
 
-/** The resolved metamodel the generator emitted (the route table), as the REST interface has it. */
+/** The resolved metamodel the generator emitted (generated/metamodel.gen.ts), as the REST interface has it. */
 async function metamodelOf(generatedDir: string): Promise<Metamodel> {
-  const routes = await import(pathToFileURL(join(generatedDir, 'routes.gen.ts')).href);
-  return routes.metamodel as Metamodel;
+  const generated = await import(pathToFileURL(join(generatedDir, 'metamodel.gen.ts')).href);
+  return generated.metamodel as Metamodel;
 }
 
-export const manifest: PluginManifest = {
+interface ProfileSettings {
+  SERVICE_PROFILE_LIMIT: number;
+}
+
+export const manifest: PluginManifest<ProfileSettings> = {
   name: 'profiles',
+  openapi,
+  host: '^1',
+  settingsPrefixes: ['SERVICE_PROFILE_'],
   configSchema: {
     type: 'object',
     properties: {
-      SERVICE_PROFILE_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,9}$', description: 'a whole number of bytes from 1 to 9999999999' },
+      SERVICE_PROFILE_LIMIT: { type: 'integer', minimum: 1, maximum: 9_999_999_999, default: DEFAULT_PROFILE_LIMIT, description: 'a whole number of bytes from 1 to 9999999999' },
     },
   },
-  async register(host: PluginHost) {
-    const limit = Number(host.config.env.SERVICE_PROFILE_LIMIT ?? DEFAULT_PROFILE_LIMIT);
+  migrations: { database: MIGRATIONS },
+  messages: PROFILE_MESSAGES,
+  async register(host: PluginHost, settings) {
+    const limit = settings.SERVICE_PROFILE_LIMIT;
     const model = await metamodelOf(host.config.generatedDir);
     const standard = loadStandardProfiles(host.config.generatedDir);
     const cache = new AnnotationCache(host.knex, model);
     const checker = new CustomPropertiesChecker(cache, host.log);
-    host.addDatabaseMigrations('profiles', MIGRATIONS);
     host.addRestExtension(checker.observe);
     host.onChange((db, types) => {
       if (types.includes('Tenant')) cache.forget(db);

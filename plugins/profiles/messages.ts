@@ -3,9 +3,9 @@
  * Problems in an uploaded file name their line and column, because the file
  * is what an administrator has open in an editor when fixing it.
  */
-import { registerMessages } from '../../runtime/messages.ts';
+import type { PluginResources } from '../../runtime/host.ts';
 
-registerMessages('en', {
+const en = {
   profileUnknown: 'There is no profile {name}; profiles cannot be created. The profiles of a tenant are annotations and profile.',
   profileStandardReadOnly: 'The standard profile {name} is delivered with the service and cannot be uploaded.',
   profileMultipartRequired: 'Send multipart/form-data with exactly one YAML file part.',
@@ -61,9 +61,9 @@ registerMessages('en', {
   profileShapeScalar: 'Line {line}, column {column}: the value must be a single value.',
   profileShapeMappingOrSequence: 'Line {line}, column {column}: the value must be a mapping or a list.',
   profileShapeMappingOrNothing: 'Line {line}, column {column}: the value must be a mapping or empty.',
-});
+};
 
-registerMessages('de', {
+const de = {
   profileUnknown: 'Es gibt kein Profil {name}; Profile können nicht angelegt werden. Die Profile eines Mandanten sind annotations und profile.',
   profileStandardReadOnly: 'Das Standardprofil {name} wird mit dem Dienst ausgeliefert und kann nicht hochgeladen werden.',
   profileMultipartRequired: 'Senden Sie multipart/form-data mit genau einem YAML-Dateiteil.',
@@ -118,4 +118,6 @@ registerMessages('de', {
   profileShapeScalar: 'Zeile {line}, Spalte {column}: Der Wert muss ein einzelner Wert sein.',
   profileShapeMappingOrSequence: 'Zeile {line}, Spalte {column}: Der Wert muss eine Zuordnung oder eine Liste sein.',
   profileShapeMappingOrNothing: 'Zeile {line}, Spalte {column}: Der Wert muss eine Zuordnung oder leer sein.',
-});
+};
+
+export const PROFILE_MESSAGES: NonNullable<PluginResources['messages']> = { en, de };

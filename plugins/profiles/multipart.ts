@@ -11,9 +11,7 @@
  * boundary is short and leaves nothing to chance.
  */
 import type { Context } from 'koa';
-import { createError } from '../../runtime/errors.ts';
-import { bodyError, decodedBody, type DecodedBody } from '../../runtime/body.ts';
-import type { AccessLevel } from '../../runtime/auth/types.ts';
+import { bodyError, createError, decodedBody, type AccessLevel, type DecodedBody } from '../../runtime/host.ts';
 import { cleanFilename, parseDisposition } from './disposition.ts';
 
 export interface UploadedFile {

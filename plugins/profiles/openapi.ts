@@ -1,5 +1,5 @@
 /** The profile interface's calls in the OpenAPI document (runtime/openapi-fragment.ts). */
-import { DATABASE_PARAMETERS, errors, pathParameter, type OpenApiFragment } from '../../runtime/openapi-fragment.ts';
+import { DATABASE_PARAMETERS, errors, pathParameter, type OpenApiFragment } from '../../runtime/host.ts';
 import { STANDARD_FILES, TENANT_PROFILES } from './catalog.ts';
 
 const STANDARD = Object.keys(STANDARD_FILES);

@@ -10,7 +10,7 @@ import { register } from 'tsx/esm/api';
 
 register();
 const { readProfile } = await import('./document.ts');
-const { metamodel } = await import(pathToFileURL(join(workerData.generatedDir, 'routes.gen.ts')).href);
+const { metamodel } = await import(pathToFileURL(join(workerData.generatedDir, 'metamodel.gen.ts')).href);
 
 parentPort.on('message', ({ kind, bytes }) => {
   parentPort.postMessage(readProfile(kind, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), metamodel));

@@ -6,7 +6,7 @@
  * (a standard property such as `status`, or a custom property with
  * literals, e.g. a stereotype).
  */
-import type { Metamodel } from '../../runtime/metamodel/model.ts';
+import type { Metamodel } from '../../runtime/host.ts';
 import type { BaseType } from './schema.ts';
 import { entriesOf, literalText } from './values.ts';
 

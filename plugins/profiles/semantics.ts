@@ -5,8 +5,7 @@
  * apply. Typos must not pass silently (decisions §6), so each is a problem
  * with its line and column.
  */
-import type { Metamodel, PropertyDef, TypeDef } from '../../runtime/metamodel/model.ts';
-import type { Violation } from '../../runtime/errors.ts';
+import type { Metamodel, PropertyDef, TypeDef, Violation } from '../../runtime/host.ts';
 import type { Locator } from './document.ts';
 import { TYPE_KEY, type BaseType, type ProfileKind } from './schema.ts';
 import { entriesOf, LITERAL_BASE_TYPES, literalText } from './values.ts';

@@ -7,7 +7,7 @@
  * comparing numbers, even after a tenant was deleted and made again.
  */
 import type { Knex } from 'knex';
-import { schemaOf } from '../../runtime/storage/migrations.ts';
+import { schemaOf } from '../../runtime/host.ts';
 
 export const MIGRATIONS = [
   `create sequence $S.profile_revisions;

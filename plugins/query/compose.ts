@@ -12,7 +12,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'libpg-query';
 import { withoutLocations, type CheckedStatement } from './sandbox.ts';
 import { TEXT_ROW_DELIMITER, TEXT_ROW_QUOTE, uniqueNames, XmlFrame, xmlTextSql, type Format } from './formats.ts';
-import { literal } from '../../runtime/storage/sql.ts';
+import { literal } from '../../runtime/host.ts';
 
 const byteLiteral = (byte: number) => `E'\\x${byte.toString(16).padStart(2, '0')}'`;
 

@@ -4,7 +4,7 @@
  * whole result at once.
  *
  * - CSV: PostgreSQL's COPY … (FORMAT csv, HEADER) wherever COPY streams;
- *   `csvLine` writes exactly the same bytes where rows are fetched instead
+ *   `csvLine` writes exactly the same bytes (csv-stringify) where rows are fetched instead
  *   (embedded database): a field is quoted when it holds a comma, a quote, a
  *   line break, or is the empty string (so that it differs from null, which is
  *   written as nothing). Records end with CRLF, as RFC 4180 has them; COPY
@@ -28,6 +28,7 @@
  * does the per-value work in C, the service only frames and forwards it.
  */
 import { fragment } from 'xmlbuilder2';
+import { stringify, type Options } from 'csv-stringify/sync';
 
 export type Format = 'CSV' | 'JSON' | 'XML';
 export const FORMATS: Format[] = ['CSV', 'JSON', 'XML'];
@@ -49,15 +50,16 @@ export function resultHeaders(format: Format): Record<string, string> {
   return headers;
 }
 
-/** One CSV field as PostgreSQL's COPY CSV writes it. */
-function csvField(value: string | null): string {
-  if (value === null) return '';
-  if (value === '' || value === '\\.' || /[",\r\n]/.test(value)) return `"${value.replaceAll('"', '""')}"`;
-  return value;
-}
+/**
+ * CSV as PostgreSQL's COPY CSV writes it, by csv-stringify: a field is quoted
+ * when it holds a comma, a quote or a line break (the library's own rule),
+ * when it is the empty string (so that it differs from null, written as
+ * nothing), and when it is `\.` (COPY's end-of-data marker).
+ */
+const CSV_OPTIONS: Options = { record_delimiter: '\r\n', quote_record_delimiter: true, quoted_match: [/^$/, /^\\\.$/] };
 
 export function csvLine(values: (string | null)[]): string {
-  return `${values.map(csvField).join(',')}\r\n`;
+  return stringify([values], CSV_OPTIONS);
 }
 
 /** Names a JSON row object can hold: a repeated column name gets `_2`, `_3` …, since a reader keeps only one of equal keys. */
@@ -168,9 +170,8 @@ export class RowWriter {
   }
 
   csvRows(rows: (string | null)[][], width: number): string {
-    let out = '';
-    for (const row of rows) out += width ? csvLine(row) : '\r\n';
-    return out;
+    // A row of no columns is an empty record, which csv-stringify would leave out.
+    return width ? stringify(rows, CSV_OPTIONS) : '\r\n'.repeat(rows.length);
   }
 
   /** Rows fetched from a cursor: one text each. */

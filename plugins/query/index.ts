@@ -31,17 +31,15 @@
  *   no interactive request they run at full speed (runtime/interactive.ts).
  */
 import type { Knex } from 'knex';
-import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
-import type { Storage } from '../../runtime/storage/connection.ts';
-import { readViewsSql } from '../../runtime/storage/views.ts';
-import './messages.ts';
+import { ConfigError, readViewsSql, type PluginHost, type PluginManifest, type Storage } from '../../runtime/host.ts';
+import { QUERY_MESSAGES } from './messages.ts';
 import { ensureRole, grantViews, ROLE_NAME, viewNames } from './role.ts';
 import { QueryEngine } from './runner.ts';
 import { JOB_MIGRATIONS, JobManager } from './jobs.ts';
 import { MAX_TIMEOUT_MS, registerRoutes, underCeiling } from './routes.ts';
 import { QueryFigures } from './metrics.ts';
 import { TenantSlots } from './tenant-slots.ts';
-import { ConfigError } from '../../runtime/config.ts';
+import { openapi } from './openapi.ts';
 
 const DEFAULTS = {
   role: 'service_readonly',
@@ -65,56 +63,72 @@ export function queryEngineOf(storage: Storage): QueryEngine | undefined {
   return engines.get(storage);
 }
 
-const milliseconds = { type: 'string', pattern: '^[0-9]{1,10}$', description: 'a whole number of milliseconds, at most 10 digits' };
-const upTo99 = { type: 'string', pattern: '^([1-9]|[1-9][0-9])$', description: 'a whole number from 1 to 99' };
+const milliseconds = { type: 'integer', minimum: 0, maximum: 9_999_999_999, description: 'a whole number of milliseconds, at most 10 digits' };
+const upTo99 = { type: 'integer', minimum: 1, maximum: 99, description: 'a whole number from 1 to 99' };
 
-export const manifest: PluginManifest = {
+/** As the schema makes them: numbers are numbers; what has no default depends on the storage. */
+interface QuerySettings {
+  SERVICE_DATABASE_READONLY_USER: string;
+  SERVICE_DATABASE_READONLY_PASSWORD?: string;
+  SERVICE_STATEMENT_TIMEOUT: number;
+  SERVICE_JOB_RETENTION: number;
+  SERVICE_JOB_HEARTBEAT: number;
+  SERVICE_QUERY_POOL_SIZE?: number;
+  SERVICE_QUERY_JOB_CONCURRENCY: number;
+  SERVICE_QUERY_BULK_RATE: number;
+  SERVICE_QUERY_TENANT_CONCURRENCY: number;
+  SERVICE_STATEMENT_TIMEOUT_MAX?: number;
+}
+
+export const manifest: PluginManifest<QuerySettings> = {
   name: 'query',
+  openapi,
+  host: '^1',
+  settingsPrefixes: ['SERVICE_QUERY_', 'SERVICE_JOB_', 'SERVICE_STATEMENT_TIMEOUT', 'SERVICE_DATABASE_READONLY_'],
+  migrations: { database: JOB_MIGRATIONS },
+  messages: QUERY_MESSAGES,
   configSchema: {
     type: 'object',
     properties: {
       SERVICE_DATABASE_READONLY_USER: {
-        type: 'string', pattern: ROLE_NAME,
+        type: 'string', pattern: ROLE_NAME, default: DEFAULTS.role,
         description: 'a role name of lower-case letters, digits and underscores, not starting with a digit, 63 characters at most',
       },
       SERVICE_DATABASE_READONLY_PASSWORD: { type: 'string', minLength: 8, description: 'a password of at least 8 characters' },
-      SERVICE_STATEMENT_TIMEOUT: milliseconds,
-      SERVICE_JOB_RETENTION: { type: 'string', pattern: '^[1-9][0-9]{0,11}$', description: 'a whole number of milliseconds from 1, at most 12 digits' },
-      SERVICE_JOB_HEARTBEAT: { type: 'string', pattern: '^([5-9][0-9]|[1-9][0-9]{2,6})$', description: 'a whole number of milliseconds from 50 to 9999999' },
+      SERVICE_STATEMENT_TIMEOUT: { ...milliseconds, default: DEFAULTS.statementTimeoutMs },
+      SERVICE_JOB_RETENTION: { type: 'integer', minimum: 1, maximum: 999_999_999_999, default: DEFAULTS.retentionMs, description: 'a whole number of milliseconds from 1, at most 12 digits' },
+      SERVICE_JOB_HEARTBEAT: { type: 'integer', minimum: 50, maximum: 9_999_999, default: DEFAULTS.heartbeatMs, description: 'a whole number of milliseconds from 50 to 9999999' },
       SERVICE_QUERY_POOL_SIZE: upTo99,
-      SERVICE_QUERY_JOB_CONCURRENCY: upTo99,
-      SERVICE_QUERY_BULK_RATE: { type: 'string', pattern: '^(0|[1-9][0-9]{0,11})$', description: 'a whole number of bytes a second (0: no cap), at most 12 digits' },
-      SERVICE_QUERY_TENANT_CONCURRENCY: upTo99,
+      SERVICE_QUERY_JOB_CONCURRENCY: { ...upTo99, default: DEFAULTS.concurrency },
+      SERVICE_QUERY_BULK_RATE: { type: 'integer', minimum: 0, maximum: 999_999_999_999, default: DEFAULTS.bulkRate, description: 'a whole number of bytes a second (0: no cap), at most 12 digits' },
+      SERVICE_QUERY_TENANT_CONCURRENCY: { ...upTo99, default: DEFAULTS.tenantConcurrency },
       SERVICE_STATEMENT_TIMEOUT_MAX: milliseconds,
     },
   },
-  register(host: PluginHost) {
-    const env = host.config.env;
-    const setting = (name: string, fallback: number) => (env[name] ? Number(env[name]) : fallback);
-    const role = env.SERVICE_DATABASE_READONLY_USER || DEFAULTS.role;
-    const password = env.SERVICE_DATABASE_READONLY_PASSWORD || undefined;
+  register(host: PluginHost, settings) {
+    const role = settings.SERVICE_DATABASE_READONLY_USER;
+    const password = settings.SERVICE_DATABASE_READONLY_PASSWORD;
     const views = viewNames(readViewsSql(host.config.generatedDir));
     const embedded = host.storage.kind === 'pglite';
-    const ceilingMs = setting('SERVICE_STATEMENT_TIMEOUT_MAX', embedded ? DEFAULTS.embeddedCeilingMs : 0);
+    const ceilingMs = settings.SERVICE_STATEMENT_TIMEOUT_MAX ?? (embedded ? DEFAULTS.embeddedCeilingMs : 0);
     if (embedded && ceilingMs === 0) {
       throw new ConfigError('SERVICE_STATEMENT_TIMEOUT_MAX', 'must be above 0 on the embedded database, where every statement needs a limit');
     }
-    const serverTimeoutMs = underCeiling(Math.min(setting('SERVICE_STATEMENT_TIMEOUT', DEFAULTS.statementTimeoutMs), MAX_TIMEOUT_MS), ceilingMs);
-    const slots = new TenantSlots(setting('SERVICE_QUERY_TENANT_CONCURRENCY', DEFAULTS.tenantConcurrency));
-    host.addDatabaseMigrations('query', JOB_MIGRATIONS);
+    const serverTimeoutMs = underCeiling(Math.min(settings.SERVICE_STATEMENT_TIMEOUT, MAX_TIMEOUT_MS), ceilingMs);
+    const slots = new TenantSlots(settings.SERVICE_QUERY_TENANT_CONCURRENCY);
 
-    const bulkRate = setting('SERVICE_QUERY_BULK_RATE', DEFAULTS.bulkRate);
+    const bulkRate = settings.SERVICE_QUERY_BULK_RATE;
     const engine = new QueryEngine({
       storage: host.storage, databaseUrl: host.config.databaseUrl, role, log: host.log,
-      poolSize: setting('SERVICE_QUERY_POOL_SIZE', embedded ? DEFAULTS.embeddedReaders : DEFAULTS.poolSize),
+      poolSize: settings.SERVICE_QUERY_POOL_SIZE ?? (embedded ? DEFAULTS.embeddedReaders : DEFAULTS.poolSize),
       interactive: host.interactive, bulkRate,
     });
     engines.set(host.storage, engine);
     const jobs = new JobManager({
       knex: host.knex, engine, databases: host.databases, log: host.log,
-      heartbeatMs: setting('SERVICE_JOB_HEARTBEAT', DEFAULTS.heartbeatMs),
-      retentionMs: setting('SERVICE_JOB_RETENTION', DEFAULTS.retentionMs),
-      concurrency: setting('SERVICE_QUERY_JOB_CONCURRENCY', DEFAULTS.concurrency), slots,
+      heartbeatMs: settings.SERVICE_JOB_HEARTBEAT,
+      retentionMs: settings.SERVICE_JOB_RETENTION,
+      concurrency: settings.SERVICE_QUERY_JOB_CONCURRENCY, slots,
       interactive: host.interactive, bulkRate,
       finished: (status) => figures.jobFinished(status),
     });

@@ -11,14 +11,10 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { schemaOf } from '../../runtime/storage/migrations.ts';
-import { UUID } from '../../runtime/rest/paths.ts';
-import { translate, type Language } from '../../runtime/messages.ts';
-import type { Databases } from '../../runtime/storage/databases.ts';
+import { schemaOf, translate, UUID, type Databases, type InteractiveGate, type Language } from '../../runtime/host.ts';
 import { checkStatement, StatementRefused } from './sandbox.ts';
 import { QueryFailure, type QueryEngine, type QuerySpec } from './runner.ts';
 import type { Format } from './formats.ts';
-import type { InteractiveGate } from '../../runtime/interactive.ts';
 import type { TenantSlots } from './tenant-slots.ts';
 
 export const JOB_MIGRATIONS = [

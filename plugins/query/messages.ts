@@ -1,7 +1,7 @@
-/** Texts of the query interface, in every language the service speaks; registered when imported, as every plugin's are. */
-import { registerMessages } from '../../runtime/messages.ts';
+/** Texts of the query interface, in every language the service speaks (declared in the plugin's manifest). */
+import type { PluginResources } from '../../runtime/host.ts';
 
-registerMessages('en', {
+const en = {
   statementEmpty: 'The statement is empty.',
   statementTooLong: 'The statement is longer than {limit} bytes.',
   statementNul: 'The statement holds a NUL character.',
@@ -28,9 +28,9 @@ registerMessages('en', {
   jobInstanceStopped: 'The job failed because the service instance running it stopped.',
   jobNotCompleted: 'The job has not completed; its result can be downloaded once it has.',
   jobFailedNoResult: 'The job failed; it has no result. The job log holds the cause.',
-});
+};
 
-registerMessages('de', {
+const de = {
   statementEmpty: 'Die Anweisung ist leer.',
   statementTooLong: 'Die Anweisung ist länger als {limit} Bytes.',
   statementNul: 'Die Anweisung enthält ein NUL-Zeichen.',
@@ -57,4 +57,6 @@ registerMessages('de', {
   jobInstanceStopped: 'Der Auftrag ist fehlgeschlagen, weil die Instanz des Dienstes, die ihn ausführte, beendet wurde.',
   jobNotCompleted: 'Der Auftrag ist nicht abgeschlossen; sein Ergebnis kann erst danach heruntergeladen werden.',
   jobFailedNoResult: 'Der Auftrag ist fehlgeschlagen und hat kein Ergebnis. Das Protokoll des Auftrags nennt die Ursache.',
-});
+};
+
+export const QUERY_MESSAGES: NonNullable<PluginResources['messages']> = { en, de };

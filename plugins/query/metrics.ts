@@ -11,7 +11,7 @@
  */
 import { pipeline, Readable, Transform } from 'node:stream';
 import { Counter, Gauge } from 'prom-client';
-import type { Metrics } from '../../runtime/metrics.ts';
+import type { Metrics } from '../../runtime/host.ts';
 import type { Format } from './formats.ts';
 
 export class QueryFigures {

@@ -1,5 +1,5 @@
 /** The query interface's calls in the OpenAPI document (runtime/openapi-fragment.ts); routes.ts answers them. */
-import { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, queryParameter, ref, type OpenApiFragment } from '../../runtime/openapi-fragment.ts';
+import { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, queryParameter, ref, type OpenApiFragment } from '../../runtime/host.ts';
 import { FORMATS, MEDIA_TYPES } from './formats.ts';
 import { MAX_TIMEOUT_MS } from './routes.ts';
 

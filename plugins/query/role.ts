@@ -15,8 +15,7 @@
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from 'node:crypto';
 import { saslprep } from '@mongodb-js/saslprep';
 import type { Knex } from 'knex';
-import { CONTROL_SCHEMA, schemaOf } from '../../runtime/storage/migrations.ts';
-import { literal } from '../../runtime/storage/sql.ts';
+import { CONTROL_SCHEMA, literal, schemaOf } from '../../runtime/host.ts';
 
 /** Role names end up quoted in SQL and in literals; the pattern keeps them from closing either. */
 export const ROLE_NAME = '^[a-z_][a-z0-9_]{0,62}$';

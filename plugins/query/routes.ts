@@ -15,14 +15,9 @@
  * sandbox or by the database — answers 400 with just `{message}`; a bad
  * parameter answers in the service's usual error format.
  */
-import { epochMillis } from '../../runtime/versions.ts';
+import { createError, epochMillis, languageOf, schemaOf, translate, type DatabaseInfo, type Language, type PluginHost, type Principal } from '../../runtime/host.ts';
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
-import { createError, languageOf } from '../../runtime/errors.ts';
-import { translate, type Language } from '../../runtime/messages.ts';
-import type { Principal, DatabaseInfo } from '../../runtime/auth/types.ts';
-import type { PluginHost } from '../../runtime/plugins.ts';
-import { schemaOf } from '../../runtime/storage/migrations.ts';
 import { checkStatement } from './sandbox.ts';
 import type { QueryEngine, QuerySpec } from './runner.ts';
 import { FORMATS, resultHeaders, type Format } from './formats.ts';

@@ -12,7 +12,7 @@
  * by the server too. The transaction is always rolled back: nothing of it
  * outlives the run on the pooled connection.
  *
- * PostgreSQL: a pool of its own (SERVICE_QUERY_POOL_SIZE connections, the
+ * PostgreSQL: a pool of its own (connections.ts; SERVICE_QUERY_POOL_SIZE connections, the
  * service's login) so that a long export never takes a connection the REST
  * interface needs, and `set local role` rather than a login as the read-only
  * role, so that no second password must be configured and rotated alike on
@@ -39,17 +39,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Storage } from '../../runtime/storage/connection.ts';
-import type { SnapshotReaders } from '../../runtime/storage/pglite/readers.ts';
-import { schemaOf } from '../../runtime/storage/migrations.ts';
-import type { Language } from '../../runtime/messages.ts';
+import { schemaOf, type InteractiveGate, type Language, type SnapshotReaders, type Storage } from '../../runtime/host.ts';
 import { CompositionRefused, composeChecked, describeSql, resultSql, type Column } from './compose.ts';
 import type { CheckedStatement } from './sandbox.ts';
 import { RowWriter, type Format } from './formats.ts';
-import { CopyOut } from './copy-out.ts';
-import type { InteractiveGate } from '../../runtime/interactive.ts';
+import { QueryConnections, type Connection } from './connections.ts';
 import { ResultStream } from './result-stream.ts';
 
 export interface QuerySpec {
@@ -88,13 +83,6 @@ export interface QueryResult {
   rows(): number;
 }
 
-interface Connection {
-  query(text: string, values?: unknown[], rowMode?: 'array'): Promise<pg.QueryResult>;
-  copyOut?(sql: string, format: Format): CopyOut;
-  /** Stops whatever the connection is doing (the run was abandoned). */
-  kill(): void;
-  release(broken: boolean): void;
-}
 
 const FETCH_ROWS = 1000;
 /** The result is held back until this much is ready, or it is complete: an error in the first rows is still a 400. */
@@ -114,67 +102,34 @@ export interface EngineOptions {
 }
 
 export class QueryEngine {
-  private readonly pool?: pg.Pool;
-  /** Embedded: copies of the database that statements run on, so that they hold no request of anyone else. */
-  private readonly readers?: SnapshotReaders;
+  private readonly connections: QueryConnections;
   private readonly storage: Storage;
 
   constructor(private readonly options: EngineOptions) {
     this.storage = options.storage;
-    if (options.storage.kind === 'postgres') {
-      this.pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolSize, idleTimeoutMillis: 10_000, application_name: 'query' } as pg.PoolConfig);
-      // An idle connection that the server closes must not take the process down.
-      this.pool.on('error', (err) => options.log.warn({ err: String(err) }, 'query pool connection lost'));
-    } else {
-      this.readers = options.storage.openReaders?.({ size: options.poolSize });
-      if (!this.readers) throw new Error(`the ${options.storage.kind} storage cannot run query statements`);
-    }
+    this.connections = new QueryConnections(options);
   }
 
   get kind() {
     return this.storage.kind;
   }
 
-  async close() {
-    await this.pool?.end();
-    await this.readers?.close();
+  close() {
+    return this.connections.close();
   }
 
   /** The query pool's connections (PostgreSQL) or the embedded database's copies, for the instance's figures. */
   poolFigures() {
-    const pool = this.pool;
-    return pool ? { used: pool.totalCount - pool.idleCount, free: pool.idleCount, pending: pool.waitingCount } : this.readers?.figures();
+    return this.connections.figures();
   }
 
   /** The embedded database's copies (tests look at how many were made). */
   get snapshotReaders(): SnapshotReaders | undefined {
-    return this.readers;
+    return this.connections.readers;
   }
 
-  private async connect(signal?: AbortSignal): Promise<Connection> {
-    const extended = (client: pg.ClientBase) => (text: string, values: unknown[] = [], rowMode?: 'array') =>
-      client.query({ text, values, rowMode, queryMode: 'extended' } as pg.QueryConfig);
-    if (this.pool) {
-      const client = await this.pool.connect();
-      // A connection killed on purpose (or lost) fails the statement running on it; the client's own error event is no news.
-      const lost = (err: Error) => this.options.log.debug({ err: String(err) }, 'query connection closed');
-      client.on('error', lost);
-      return {
-        query: extended(client),
-        copyOut: (sql, format) => client.query(new CopyOut(sql, format)),
-        kill: () => (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy(),
-        release: (broken) => {
-          client.off('error', lost);
-          client.release(broken ? new Error('query connection abandoned') : undefined);
-        },
-      };
-    }
-    const lease = await this.readers!.acquire(signal);
-    return {
-      query: extended(lease.client),
-      kill: () => lease.interrupt(),
-      release: (broken) => lease.release(broken),
-    };
+  private connect(signal?: AbortSignal): Promise<Connection> {
+    return this.connections.connect(signal);
   }
 
   /**

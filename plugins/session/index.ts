@@ -5,12 +5,15 @@
  * it holds nothing secret.
  */
 import type { Context } from 'koa';
-import type { DatabaseInfo, Principal } from '../../runtime/auth/types.ts';
-import type { PluginHost, PluginManifest } from '../../runtime/plugins.ts';
+import type { DatabaseInfo, PluginHost, PluginManifest, Principal } from '../../runtime/host.ts';
 import { databaseUiUrl, logoutUrl } from './logout.ts';
+import { openapi } from './openapi.ts';
 
-export const manifest: PluginManifest = {
+export const manifest: PluginManifest<{ SERVICE_LOGOUT_URL?: string }> = {
   name: 'session',
+  openapi,
+  host: '^1',
+  settingsPrefixes: ['SERVICE_LOGOUT_'],
   configSchema: {
     type: 'object',
     properties: {
@@ -21,8 +24,8 @@ export const manifest: PluginManifest = {
       },
     },
   },
-  register(host: PluginHost) {
-    const template = host.config.env.SERVICE_LOGOUT_URL || undefined;
+  register(host: PluginHost, settings) {
+    const template = settings.SERVICE_LOGOUT_URL;
     const base = (ctx: Context) => `${ctx.protocol}://${ctx.host}${host.config.contextPath}`;
     host.api.get('/session', (ctx) => {
       const principal = ctx.state.principal as Principal;

@@ -1,5 +1,5 @@
 /** The session plugin's call in the OpenAPI document (runtime/openapi-fragment.ts). */
-import { DATABASE_PARAMETERS, errors, json, type OpenApiFragment } from '../../runtime/openapi-fragment.ts';
+import { DATABASE_PARAMETERS, errors, json, type OpenApiFragment } from '../../runtime/host.ts';
 
 export const openapi: OpenApiFragment = {
   tags: [{ name: 'Session', description: 'Who the caller is signed in as.' }],

@@ -6,6 +6,9 @@ import type { Knex } from 'knex';
 import { createError } from '../errors.ts';
 import { schemaOf } from '../storage/migrations.ts';
 import type { AccessLevel, DatabaseInfo, Directory, LoginTenant, Principal, UserRecord } from './types.ts';
+import { storedPropertyName } from '../storage/typed-objects.ts';
+
+const [LOGIN_ID, ACCESS_LEVEL, DEFAULT_TENANT, SUBJECT_ID] = (['loginId', 'accessLevel', 'defaultTenant', 'subjectId'] as const).map((n) => storedPropertyName('User', n));
 
 export function createDirectory(knex: Knex, adminUsers: string[]): Directory {
   const admins = new Set(adminUsers);
@@ -13,10 +16,10 @@ export function createDirectory(knex: Knex, adminUsers: string[]): Directory {
   async function usersOf(db: DatabaseInfo, loginId: string): Promise<UserRecord[]> {
     const s = `"${schemaOf(db.name)}"`;
     const r = await knex.raw(
-      `select u.id, u.tenant, t.label as tenant_label, u.props->>'accessLevel' as access_level,
-              coalesce((u.props->>'defaultTenant')::boolean, false) as default_tenant, u.props->>'subjectId' as subject_id
+      `select u.id, u.tenant, t.label as tenant_label, u.props->>'${ACCESS_LEVEL}' as access_level,
+              coalesce((u.props->>'${DEFAULT_TENANT}')::boolean, false) as default_tenant, u.props->>'${SUBJECT_ID}' as subject_id
        from ${s}.objects u join ${s}.objects t on t.id = u.tenant and t.type = 'Tenant'
-       where u.type = 'User' and u.props->>'loginId' = ?
+       where u.type = 'User' and u.props->>'${LOGIN_ID}' = ?
        order by t.label, u.id`,
       [loginId],
     );

@@ -1,36 +1,43 @@
 /**
  * Which sign-in methods the configuration switches on, and which
- * combinations it may not: the service never starts with authentication
- * half-configured or ambiguous.
+ * combinations it may not, derived from what each plugin declares of its
+ * method (runtime/plugins.ts SignInMethod): a third party's method is
+ * treated exactly as a built-in one. The service never starts with
+ * authentication half-configured or ambiguous.
  *
- * - Pre-authentication trusts the proxy's headers and, per the specification
- *   (release 4.1), turns login ID and password off for programming
- *   interfaces; it excludes the directory (which reads login ID and password)
- *   and OpenID Connect bearer tokens (the proxy is the authentication module).
- * - Directory sign-in and OpenID Connect may run together: one reads Basic
- *   credentials, the other Bearer tokens.
- * - Login ID and password against the service's own passwords is on only
- *   when no other method is (general rule 6).
- * - Access keys are always accepted on programming interfaces.
+ * - A method with a switch is on when its setting is true.
+ * - A method that excludes another stops the start when both are on,
+ *   naming both switches and saying why (pre-authentication excludes the
+ *   directory and OpenID Connect).
+ * - Login ID and password against the service's own passwords (`otherwise`)
+ *   is on only when no switched method is (general rule 6).
+ * - Access keys (`always`) are accepted beside every method.
  */
 import { booleanSetting, ConfigError } from '../config.ts';
+import type { SignInMethod } from '../plugins.ts';
+import { PluginError } from '../plugins.ts';
 
-export interface Methods {
-  basic: boolean;
-  preAuthentication: boolean;
-  directory: boolean;
-  oidc: boolean;
+/** The names of the methods that are on. */
+export function methodsOn(methods: SignInMethod[], env: Record<string, string | undefined>): ReadonlySet<string> {
+  const byName = new Map<string, SignInMethod>();
+  for (const method of methods) {
+    if (byName.has(method.name)) throw new PluginError('PLUGIN_DUPLICATE', `sign-in method ${method.name} is declared twice`);
+    byName.set(method.name, method);
+  }
+  const switched = methods.filter((m) => typeof m.on === 'object' && booleanSetting(env, m.on.setting, false));
+  for (const method of switched) {
+    for (const exclusion of method.excludes ?? []) {
+      const other = switched.find((m) => m.name === exclusion.method);
+      if (other) throw new ConfigError(switchOf(method), `cannot be combined with ${switchOf(other)}: ${exclusion.reason}`);
+    }
+  }
+  const on = new Set(switched.map((m) => m.name));
+  for (const method of methods) {
+    if (method.on === 'always' || (method.on === 'otherwise' && switched.length === 0)) on.add(method.name);
+  }
+  return on;
 }
 
-export function enabledMethods(env: Record<string, string | undefined>): Methods {
-  const preAuthentication = booleanSetting(env, 'SERVICE_PRE_AUTHENTICATION', false);
-  const directory = booleanSetting(env, 'SERVICE_JNDI_AUTHENTICATION', false);
-  const oidc = booleanSetting(env, 'SERVICE_OIDC_AUTHENTICATION', false);
-  if (preAuthentication && directory) {
-    throw new ConfigError('SERVICE_PRE_AUTHENTICATION', 'cannot be combined with SERVICE_JNDI_AUTHENTICATION: with pre-authentication the proxy signs users in, and login ID and password are not accepted');
-  }
-  if (preAuthentication && oidc) {
-    throw new ConfigError('SERVICE_PRE_AUTHENTICATION', 'cannot be combined with SERVICE_OIDC_AUTHENTICATION: with pre-authentication the proxy signs users in; pass the identity provider\'s token in SERVICE_REMOTE_USER_OIDC_JWT instead');
-  }
-  return { basic: !preAuthentication && !directory && !oidc, preAuthentication, directory, oidc };
+function switchOf(method: SignInMethod): string {
+  return typeof method.on === 'object' ? method.on.setting : method.name;
 }

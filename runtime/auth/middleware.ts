@@ -184,10 +184,10 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
   async function ruleCreate(db: DatabaseInfo, login: LoginTenant, identity: ExternalIdentity, rule: AccessRule, method: string): Promise<Principal> {
     const { user, created } = await createRuleUser(knex!, db, login.tenant, identity, { accessLevel: rule.accessLevel!, organization: rule.organization });
     // A request at the same moment made the user: it is now an existing user, pinned like any other.
-    if (!created) await pinSubject(db, { id: user.id, tenant: user.tenant, subjectId: (user.props.subjectId as string | undefined) ?? null }, identity);
+    if (!created) await pinSubject(db, { id: user.id, tenant: user.tenant, subjectId: user.props.subjectId ?? null }, identity);
     return {
       loginId: identity.loginId, tenant: login.tenant, tenantLabel: login.tenantLabel, userId: user.id, method, systemAdmin: false,
-      accessLevel: (user.props.accessLevel as AccessLevel | undefined) ?? 'READ_ONLY',
+      accessLevel: user.props.accessLevel ?? 'READ_ONLY',
     };
   }
 

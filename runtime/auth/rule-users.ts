@@ -21,8 +21,10 @@ import type { Knex } from 'knex';
 import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
 import { schemaOf } from '../storage/migrations.ts';
 import { retryingTransaction } from '../storage/retry.ts';
+import { isObjectOf, storedPropertyName, type ObjectOf, type TypeWithProperties } from '../storage/typed-objects.ts';
 import { lockLoginIds } from './user-writes.ts';
 import type { AccessLevel, DatabaseInfo, ExternalIdentity } from './types.ts';
+
 
 /** The organization persons made by CREATE rules go to when the rule names none. */
 export const DEFAULT_ORGANIZATION = 'Users';
@@ -35,15 +37,16 @@ export interface CreateAction {
   organization?: string;
 }
 
-export async function createRuleUser(knex: Knex, db: DatabaseInfo, tenant: string, identity: ExternalIdentity, action: CreateAction): Promise<{ user: StoredObject; created: boolean }> {
+export async function createRuleUser(knex: Knex, db: DatabaseInfo, tenant: string, identity: ExternalIdentity, action: CreateAction): Promise<{ user: ObjectOf<'User'>; created: boolean }> {
   return retryingTransaction(knex, (trx) => createInTransaction(trx, db.name, tenant, identity, action));
 }
 
 async function createInTransaction(trx: Knex.Transaction, db: string, tenant: string, identity: ExternalIdentity, action: CreateAction) {
   await lockLoginIds(trx, db, [identity.loginId]);
   const store = new ObjectStore(trx, db);
-  const existing = await trx.raw(`select id from "${schemaOf(db)}".objects where type = 'User' and tenant = ? and props->>'loginId' = ? order by id`, [tenant, identity.loginId]);
-  if (existing.rows.length) return { user: (await store.byId(tenant, existing.rows[0].id))!, created: false };
+  const existing = await trx.raw(`select id from "${schemaOf(db)}".objects where type = 'User' and tenant = ? and props->>'${storedPropertyName('User', 'loginId')}' = ? order by id`, [tenant, identity.loginId]);
+  const found = existing.rows.length ? await store.byId(tenant, existing.rows[0].id) : null;
+  if (found && isObjectOf(found, 'User')) return { user: found, created: false };
   const made = { by: identity.loginId, at: await store.now() };
   const organization = await organizationOf(trx, store, tenant, action.organization ?? DEFAULT_ORGANIZATION, made);
   const person = personOf(identity, organization, made);
@@ -73,31 +76,32 @@ async function organizationOf(trx: Knex.Transaction, store: ObjectStore, tenant:
   return organization;
 }
 
-function personOf(identity: ExternalIdentity, organization: StoredObject, made: Made): StoredObject {
+function personOf(identity: ExternalIdentity, organization: StoredObject, made: Made): ObjectOf<'Person'> {
   // givenName is mandatory for a person: the given name, else the whole name, else the login ID.
   const givenName = capped(identity.givenName || identity.commonName || identity.loginId);
   const familyName = identity.familyName ? capped(identity.familyName) : undefined;
-  return newObject({
+  return newObject<'Person'>({
     id: randomUUID(), type: 'Person', tenant: organization.tenant, parentId: organization.id, list: 'persons',
     label: capped([givenName, familyName].filter(Boolean).join(' ')), modelId: organization.modelId ?? organization.id,
     props: { givenName, ...(familyName ? { familyName } : {}), agentOf: organization.id },
   }, made);
 }
 
-function userOf(identity: ExternalIdentity, tenant: string, accessLevel: AccessLevel, personId: string, made: Made): StoredObject {
+function userOf(identity: ExternalIdentity, tenant: string, accessLevel: AccessLevel, personId: string, made: Made): ObjectOf<'User'> {
   const id = randomUUID();
-  const props: Record<string, unknown> = { loginId: identity.loginId, accessLevel, isPerson: personId };
+  const props: ObjectOf<'User'>['props'] = { loginId: identity.loginId, accessLevel, isPerson: personId };
   if (identity.givenName) props.givenName = capped(identity.givenName);
   if (identity.familyName) props.familyName = capped(identity.familyName);
   if (identity.subjectId) props.subjectId = identity.subjectId;
   // The name the identity gives (SERVICE_JNDI_COMMON_NAME, SERVICE_OIDC_JWT_USER_NAME …) is the user's title.
   const title = identity.commonName || [identity.givenName, identity.familyName].filter(Boolean).join(' ') || null;
-  return newObject({ id, type: 'User', tenant, parentId: null, list: 'users', label: identity.loginId, title: title && capped(title), modelId: id, props }, made);
+  return newObject<'User'>({ id, type: 'User', tenant, parentId: null, list: 'users', label: identity.loginId, title: title && capped(title), modelId: id, props }, made);
 }
 
-type NewFields = Pick<StoredObject, 'id' | 'type' | 'tenant' | 'parentId' | 'list' | 'label' | 'modelId' | 'props'> & { title?: string | null };
+type NewFields<T extends TypeWithProperties> = Pick<ObjectOf<T>, 'id' | 'type' | 'tenant' | 'parentId' | 'list' | 'label' | 'modelId' | 'props'> & { title?: string | null };
 
-function newObject(fields: NewFields, made: Made): StoredObject {
+/** A new object of a type, its properties as the generated models say. */
+function newObject<T extends TypeWithProperties>(fields: NewFields<T>, made: Made): ObjectOf<T> {
   return {
     title: null, description: null, status: 'WORKING', version: 1, custom: {},
     createdBy: made.by, dateCreated: made.at, modifiedBy: made.by, dateModified: made.at, ...fields,

@@ -20,6 +20,7 @@ import { ObjectStore, plainObject } from '../storage/objects.ts';
 import { schemaOf } from '../storage/migrations.ts';
 import { retryingTransaction } from '../storage/retry.ts';
 import type { UserRecord } from './types.ts';
+import { storedPropertyName } from '../storage/typed-objects.ts';
 
 /** `pinned`: this sign-in stored the identifier (what was remembered without one is stale now). */
 export type SubjectCheck = 'match' | 'mismatch' | 'pinned';
@@ -31,7 +32,7 @@ export async function checkSubject(knex: Knex, db: string, user: Pick<UserRecord
   let stored = false;
   const pinned = await retryingTransaction(knex, async (trx) => {
     stored = false;
-    const locked = await trx.raw(`select props->>'subjectId' as subject_id from "${schemaOf(db)}".objects where id = ? and type = 'User' for update`, [user.id]);
+    const locked = await trx.raw(`select props->>'${storedPropertyName('User', 'subjectId')}' as subject_id from "${schemaOf(db)}".objects where id = ? and type = 'User' for update`, [user.id]);
     // The user was removed since the directory read it: nothing to pin to, and nobody to sign in as.
     if (!locked.rows.length) return null;
     const current = locked.rows[0].subject_id as string | null;

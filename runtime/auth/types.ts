@@ -4,7 +4,6 @@
  * a tenant following the specification's login-tenant rules.
  */
 import type { Context } from 'koa';
-import type { Knex } from 'knex';
 
 export type AccessLevel = 'READ_ONLY' | 'EDITOR' | 'ADMINISTRATOR';
 
@@ -105,11 +104,4 @@ export interface AuthDriver {
   challenge?(): string;
   /** null: the request carries no credentials of this method. Throws a 401/429 ServiceError for bad ones. */
   authenticate(request: AuthRequest): Promise<AuthResult | null>;
-}
-
-export interface PluginDeps {
-  knex: Knex;
-  config: import('../config.ts').Config;
-  log: import('pino').Logger;
-  directory: Directory;
 }

@@ -25,8 +25,12 @@ import type { Knex } from 'knex';
 import { createError, type Violation, type ViolationList } from '../errors.ts';
 import { schemaOf } from '../storage/migrations.ts';
 import type { StoredObject } from '../storage/objects.ts';
+import { isObjectOf, storedPropertyName, type ObjectOf } from '../storage/typed-objects.ts';
+
+const LOGIN_ID = storedPropertyName('User', 'loginId');
 import { itemPath } from '../rest/write-violations.ts';
 import type { Principal } from './types.ts';
+
 
 /** One written object: as it will be, and as it was (absent when created); `index` places it in a list payload. */
 export interface UserWrite {
@@ -50,7 +54,8 @@ export async function lockLoginIds(trx: Knex.Transaction, db: string, loginIds: 
  * `violations`. `leaving`: technical keys of objects the same request removes.
  */
 export async function checkUserWrites(trx: Knex.Transaction, db: string, principal: Principal, writes: UserWrite[], leaving: string[], violations: ViolationList): Promise<void> {
-  const users = writes.filter((w) => w.object.type === 'User');
+  // A write never changes an object's type, so what it was is a user too.
+  const users = writes.filter((w): w is UserWrite & { object: User; existing?: User } => isObjectOf(w.object, 'User'));
   if (!users.length) return;
   const forbidden: Violation[] = [];
   const path = (w: UserWrite, name: string) => itemPath(w.index, name);
@@ -69,11 +74,13 @@ export async function checkUserWrites(trx: Knex.Transaction, db: string, princip
   if (forbidden.length) throw createError('FORBIDDEN', {}, forbidden.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)));
 }
 
-function loginIdOf(user: StoredObject): string {
-  return user.props.loginId as string;
+type User = ObjectOf<'User'>;
+
+function loginIdOf(user: User): string {
+  return user.props.loginId;
 }
 
-function marked(user: StoredObject | undefined): boolean {
+function marked(user: User | undefined): boolean {
   return user?.props.defaultTenant === true;
 }
 
@@ -81,8 +88,8 @@ function marked(user: StoredObject | undefined): boolean {
 async function otherHolders(trx: Knex.Transaction, db: string, loginIds: string[], excluded: string[]): Promise<{ loginId: string; tenant: string }[]> {
   if (!loginIds.length) return [];
   const r = await trx.raw(
-    `select props->>'loginId' as login_id, tenant from "${schemaOf(db)}".objects
-     where type = 'User' and props->>'loginId' = any(?::text[]) and not (id = any(?::uuid[]))`,
+    `select props->>'${LOGIN_ID}' as login_id, tenant from "${schemaOf(db)}".objects
+     where type = 'User' and props->>'${LOGIN_ID}' = any(?::text[]) and not (id = any(?::uuid[]))`,
     [loginIds, excluded],
   );
   return r.rows.map((row: { login_id: string; tenant: string }) => ({ loginId: row.login_id, tenant: row.tenant }));

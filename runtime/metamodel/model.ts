@@ -1,7 +1,8 @@
 /**
- * The metamodel as the runtime sees it. The generator resolves the `meta`
- * database into a `Metamodel` and emits it as `generated/routes.gen.ts`;
- * handwritten code depends only on these interfaces.
+ * The metamodel's types: the raw form (the checked-in definition, the `meta`
+ * database) and the resolved `Metamodel` that `resolve.ts` makes of it, which
+ * the emitters work on and the generator emits for the runtime. Handwritten
+ * code depends only on these interfaces; the module imports nothing.
  */
 
 export type DataType =

@@ -1,6 +1,9 @@
 /**
  * The generic handlers behind every REST path: one per method and path kind,
- * driven by the generated metamodel. Every write is one transaction, locked
+ * driven by the generated metamodel and dispatched by the generated route
+ * table (route-table.ts): a path is resolved, the route of its last step
+ * names the handler, and a method the route table does not have there is
+ * 405 with the methods it has. Every write is one transaction, locked
  * as locks.ts says and repeated when it loses a race (retry.ts); its answer
  * is sent only once an attempt committed.
  */
@@ -25,9 +28,12 @@ import { lockListed, lockTarget } from './locks.ts';
 import { RaceLost, retryingTransaction } from '../storage/retry.ts';
 import { checkUserWrites } from '../auth/user-writes.ts';
 import { removeTenant } from './tenant-removal.ts';
+import { routePathOf, type RestHandlerName, type RouteTable } from './route-table.ts';
 
 export interface RestDeps {
   model: Metamodel;
+  /** The generated route table (generated/routes.gen.ts). */
+  routes: RouteTable;
   validators: Validators;
   knex: Knex;
   secretHandlers: Map<string, SecretHandler>;
@@ -77,7 +83,8 @@ async function write(call: Call, trx: Knex.Transaction, segments: string[]): Pro
   authorize(call.principal, targetTypes(deps.model, found), true);
   const target = await lockTarget(store, deps.model, call.scope, found, ctx.method, payloadOf(ctx));
   const touched = target.kind === 'list' ? placeTypes(deps.model, target.place) : [...new Set([...targetTypes(deps.model, target), ...placeTypes(deps.model, target.place)])];
-  const answer = target.kind === 'list' ? await writeList(call, trx, store, target.place) : await writeObject(call, trx, store, target);
+  const { handler } = deps.routes.find(ctx.method, routePathOf(deps.model, target));
+  const answer = await WRITE_HANDLERS[handler as WriteHandlerName](call, trx, store, target);
   return { answer, touched };
 }
 
@@ -114,11 +121,39 @@ async function read(call: Call, segments: string[]) {
   const store = new ObjectStore(deps.knex, call.db);
   const target = await resolvePath(store, deps.model, call.scope, segments, { forRead: true });
   authorize(call.principal, targetTypes(deps.model, target), false);
+  const { handler } = deps.routes.find(ctx.method, routePathOf(deps.model, target));
+  if (handler === 'readList') return readList(call, store, listPlaceOf(target));
+  if (handler !== 'readObject') throw new Error(`route table: ${handler} serves a read`);
   if (target.kind === 'missing') throw notFound(target.place, target.key);
-  if (target.kind === 'list') return readList(call, store, target.place);
+  if (target.kind !== 'object') throw new Error('route table: readObject serves a list');
   ctx.set('ETag', `W/"${target.object.version}"`);
   ctx.body = render(call, target.object);
 }
+
+type WriteHandlerName = Exclude<RestHandlerName, 'readList' | 'readObject'>;
+type ObjectTarget = Exclude<Target, { kind: 'list' }>;
+
+/** The route table names list handlers for lists and object handlers for objects; anything else is a bug in it. */
+function listPlaceOf(target: Target): ListPlace {
+  if (target.kind !== 'list') throw new Error('route table: a list handler serves an object');
+  return target.place;
+}
+
+function objectTargetOf(target: Target): ObjectTarget {
+  if (target.kind === 'list') throw new Error('route table: an object handler serves a list');
+  return target;
+}
+
+/** The write handlers the route table names, by name. */
+const WRITE_HANDLERS: Record<WriteHandlerName, (call: Call, trx: Knex.Transaction, store: ObjectStore, target: Target) => Promise<Answer>> = {
+  createInList: (call, trx, store, target) => createInList(call, trx, store, listPlaceOf(target)),
+  replaceList: (call, trx, store, target) => writeListItems(call, trx, store, listPlaceOf(target), 'put'),
+  updateList: (call, trx, store, target) => writeListItems(call, trx, store, listPlaceOf(target), 'patch'),
+  deleteList: (call, trx, store, target) => deleteList(call, store, listPlaceOf(target)),
+  replaceObject: (call, trx, store, target) => writeObject(call, trx, store, objectTargetOf(target), 'put'),
+  updateObject: (call, trx, store, target) => writeObject(call, trx, store, objectTargetOf(target), 'patch'),
+  deleteObject: (call, trx, store, target) => deleteObject(call, trx, store, objectTargetOf(target)),
+};
 
 async function readAsOf(call: Call, segments: string[], at: number) {
   const { ctx, deps } = call;
@@ -161,22 +196,25 @@ function writerOf(call: Call, store: ObjectStore) {
   return new Writer(call.deps.model, call.deps.validators, store, call.scope.tenant, call.principal.loginId, call.deps.customProperties);
 }
 
-async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore, target: Exclude<Target, { kind: 'list' }>): Promise<Answer> {
+async function deleteObject(call: Call, trx: Knex.Transaction, store: ObjectStore, target: ObjectTarget): Promise<Answer> {
+  const existing = target.kind === 'object' ? target.object : undefined;
+  checkIfMatch(call.ctx, existing);
+  if (!existing) throw notFound(target.place, target.key);
+  if (existing.type === 'Tenant') await removeTenant(trx, store, existing, call.principal.loginId);
+  else await store.remove(await removalOf(call.deps.model, store, call.scope.tenant, [existing]), call.principal.loginId);
+  return { status: 204 };
+}
+
+/** PUT replaces, PATCH merges; either creates the object where it is missing. */
+async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore, target: ObjectTarget, mode: 'put' | 'patch'): Promise<Answer> {
   const { ctx, deps } = call;
   const existing = target.kind === 'object' ? target.object : undefined;
   checkIfMatch(ctx, existing);
-  if (ctx.method === 'POST') throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD, PUT, PATCH, DELETE' });
-  if (ctx.method === 'DELETE') {
-    if (!existing) throw notFound(target.place, target.key);
-    if (existing.type === 'Tenant') await removeTenant(trx, store, existing, call.principal.loginId);
-    else await store.remove(await removalOf(deps.model, store, call.scope.tenant, [existing]), call.principal.loginId);
-    return { status: 204 };
-  }
   if (!existing && !creatable(deps.model, target.place)) throw notFound(target.place, target.key);
   if (!existing && await keyOfOtherTenant(call, store, target.key)) throw notFound(target.place, target.key);
   const writer = writerOf(call, store);
   const violations = new ViolationList();
-  const request = { payload: payloadOf(ctx), mode: ctx.method === 'PUT' ? 'put' : 'patch', place: target.place, existing, key: target.key } as const;
+  const request = { payload: payloadOf(ctx), mode, place: target.place, existing, key: target.key } as const;
   const prepared = await writer.prepare(request, await store.now(), violations);
   await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place: target.place, creates: !existing });
   return objectAnswer(call, prepared!.object, !existing);
@@ -200,28 +238,33 @@ function objectAnswer(call: Call, object: StoredObject, created: boolean): Answe
   return { status: created ? 201 : 200, headers, body: render(call, object) };
 }
 
-async function writeList(call: Call, trx: Knex.Transaction, store: ObjectStore, place: ListPlace): Promise<Answer> {
-  const { ctx, deps } = call;
-  if (place.kind === 'children' && place.list.inverseOf) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD' });
+/** Which lists take new objects is the route table's to say (a POST route); the check here only guards the handler. */
+async function createInList(call: Call, trx: Knex.Transaction, store: ObjectStore, place: ListPlace): Promise<Answer> {
+  if (!creatable(call.deps.model, place)) throw new Error(`route table: ${placeName(place)} takes no new objects`);
   const writer = writerOf(call, store);
   const violations = new ViolationList();
-  if (ctx.method === 'POST') {
-    if (!creatable(deps.model, place)) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: 'GET, HEAD, PUT, PATCH, DELETE' });
-    const prepared = await writer.prepare({ payload: payloadOf(ctx), mode: 'post', place }, await store.now(), violations);
-    await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place, creates: true });
-    return objectAnswer(call, prepared!.object, true);
-  }
-  if (ctx.method === 'DELETE') {
-    await store.remove(await removalOf(deps.model, store, call.scope.tenant, await listItems(call, store, place)), call.principal.loginId);
-    return { status: 204 };
-  }
+  const prepared = await writer.prepare({ payload: payloadOf(call.ctx), mode: 'post', place }, await store.now(), violations);
+  await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place, creates: true });
+  return objectAnswer(call, prepared!.object, true);
+}
+
+async function deleteList(call: Call, store: ObjectStore, place: ListPlace): Promise<Answer> {
+  await store.remove(await removalOf(call.deps.model, store, call.scope.tenant, await listItems(call, store, place)), call.principal.loginId);
+  return { status: 204 };
+}
+
+/** PUT replaces the list (unlisted objects go), PATCH updates the listed objects (and replaces with `operation=REPLACE`). */
+async function writeListItems(call: Call, trx: Knex.Transaction, store: ObjectStore, place: ListPlace, mode: 'put' | 'patch'): Promise<Answer> {
+  const { ctx } = call;
+  const writer = writerOf(call, store);
+  const violations = new ViolationList();
   const operation = ctx.query.operation;
   if (operation !== undefined && operation !== 'REPLACE') throw createError('INVALID_PARAMETER', { name: 'operation' });
   const items = payloadOf(ctx);
   if (!Array.isArray(items)) throw createError('INVALID_PAYLOAD', { type: placeItemType(place), action: 'actionUpdate' }, [{ path: '', key: 'mustBeList' }]);
-  const replace = ctx.method === 'PUT' || operation === 'REPLACE';
+  const replace = mode === 'put' || operation === 'REPLACE';
   const existing = await lockedItems(call, store, place, items, replace);
-  const prepared = await prepareItems(call, writer, store, place, items, existing, violations);
+  const prepared = await prepareItems(writer, store, place, items, existing, violations, mode);
   const listed = new Set(prepared.flatMap((w) => (w.existing ? [w.existing.id] : [])));
   const leaving = replace ? existing.filter((o) => !listed.has(o.id)) : [];
   await applyWrites(call, trx, store, writer, { prepared, leaving, violations, place, creates: false });
@@ -253,10 +296,9 @@ async function lockedItems(call: Call, store: ObjectStore, place: ListPlace, ite
  * or label, or is created. Once the error payload is full, the remaining
  * items are only checked for what needs no database, to count them.
  */
-async function prepareItems(call: Call, writer: Writer, store: ObjectStore, place: ListPlace, items: unknown[], existing: StoredObject[], violations: ViolationList) {
-  const matches = matchItems(items, existing, call.deps.model, violations);
+async function prepareItems(writer: Writer, store: ObjectStore, place: ListPlace, items: unknown[], existing: StoredObject[], violations: ViolationList, mode: 'put' | 'patch') {
+  const matches = matchItems(items, existing, writer.model, violations);
   const now = await store.now();
-  const mode = call.ctx.method === 'PUT' ? 'put' : 'patch';
   const prepared: PreparedWrite[] = [];
   for (const [index, item] of items.entries()) {
     const draft = writer.draft({ payload: item, mode, place, existing: matches[index], index }, violations);

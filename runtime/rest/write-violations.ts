@@ -18,9 +18,12 @@ export const KEYWORD_MESSAGES: Record<string, (params: Record<string, unknown>) 
   unknownProperty: () => ({ key: 'unknownProperty' }),
   type: (p) => ({ key: wrongTypeKey(p.type) }),
   enum: (p) => ({ key: 'notAllowedValue', params: { allowed: (p.allowedValues as string[] | undefined)?.join(', ') } }),
-  // The generated validators know one format.
-  format: (p) => ({ key: p.format === 'uuid' ? 'mustBeTechnicalKey' : 'invalidValue' }),
+  // The generated validators check one pattern: a technical key's (generator/property-kinds.ts).
+  pattern: () => ({ key: 'mustBeTechnicalKey' }),
   maxLength: (p) => ({ key: 'tooLong', params: { limit: p.limit } }),
+  // Whole numbers and times are bounded (generator/property-kinds.ts).
+  minimum: (p) => ({ key: 'outOfRange', params: { comparison: p.comparison, limit: p.limit } }),
+  maximum: (p) => ({ key: 'outOfRange', params: { comparison: p.comparison, limit: p.limit } }),
   minLength: (p) => (p.limit === 1 ? { key: 'mandatory' } : { key: 'tooShort', params: { limit: p.limit } }),
 };
 

@@ -11,10 +11,20 @@ import { SYSTEM_PROPERTIES, WRITABLE_SYSTEM_PROPERTIES } from '../metamodel/mode
 import { MAX_VIOLATIONS, type Violation, type ViolationList } from '../errors.ts';
 import { itemPath, KEYWORD_MESSAGES, reporterOf, type Report } from './write-violations.ts';
 import type { KeyUse, ObjectStore, StoredObject } from '../storage/objects.ts';
-import { violationsOf } from '../validation.ts';
+import { violationsOf, type WritableStateGuard } from '../validation.ts';
+import type { WritableStates } from '../../generated/models.gen.ts';
 import { placeName, placeTypes, type ListPlace, type PathKey, UUID } from './paths.ts';
 
-export type Validators = Record<string, ((data: unknown) => boolean) & { errors?: unknown }>;
+/**
+ * The writable state of some concrete type, as its generated validator
+ * admits it (generated/models.gen.ts): what the writer stores from. Typed by
+ * the generated models, so a property the writer reads that the metamodel no
+ * longer has fails the type check after `npm run generate`.
+ */
+export type WritableState = WritableStates[keyof WritableStates] & Record<string, unknown>;
+
+/** The generated validators (generated/validators.gen.ts), by the type name a request names at run time. */
+export type Validators = Record<string, WritableStateGuard<WritableStates[keyof WritableStates]>>;
 
 export interface WriteRequest {
   payload: unknown;
@@ -44,7 +54,7 @@ export interface Draft {
   req: WriteRequest;
   body: Record<string, unknown>;
   type: TypeDef;
-  state: Record<string, unknown>;
+  state: WritableState;
   placement: Placement;
 }
 
@@ -96,7 +106,7 @@ export type CustomPropertiesCheck = (args: {
 
 export class Writer {
   constructor(
-    private readonly model: Metamodel,
+    readonly model: Metamodel,
     private readonly validators: Validators,
     private readonly store: ObjectStore,
     private readonly tenant: string,
@@ -241,8 +251,8 @@ export class Writer {
     if (state.label == null && req.key && !req.key.isId) state.label = req.key.value;
   }
 
-  /** Reports every violated constraint once, on the offending property. */
-  private validate(type: TypeDef, state: Record<string, unknown>, report: Report): boolean {
+  /** Reports every violated constraint once, on the offending property; the guard narrows the state to what the validator admits. */
+  private validate(type: TypeDef, state: Record<string, unknown>, report: Report): state is WritableState {
     const validator = this.validators[type.name];
     const violations = validator(state) ? [] : violationsOf(validator.errors as never);
     for (const v of violations) {
@@ -260,7 +270,7 @@ export class Writer {
     return Object.fromEntries(type.properties.filter((p) => p.writeOnly && p.name in state).map((p) => [p.name, state[p.name]]));
   }
 
-  private stored(type: TypeDef, state: Record<string, unknown>, placement: Placement, body: Record<string, unknown>, req: WriteRequest, now: number): StoredObject {
+  private stored(type: TypeDef, state: WritableState, placement: Placement, body: Record<string, unknown>, req: WriteRequest, now: number): StoredObject {
     const existing = req.existing;
     const id = existing?.id ?? (req.key?.isId ? req.key.value.toLowerCase() : requestedId(body)) ?? randomUUID();
     const props: Record<string, unknown> = {};
@@ -278,9 +288,9 @@ export class Writer {
       parentId: placement.parentId,
       list: placement.list,
       label: String(state.label),
-      title: (state.title as string | undefined) ?? null,
-      description: (state.description as string | undefined) ?? null,
-      status: (state.status as string | undefined) ?? null,
+      title: state.title ?? null,
+      description: state.description ?? null,
+      status: state.status ?? null,
       modelId: placement.modelId ?? (placement.ownerPending ? null : id),
       version: existing ? existing.version + 1 : 1,
       createdBy: existing ? existing.createdBy : this.actor,
@@ -288,7 +298,7 @@ export class Writer {
       modifiedBy: this.actor,
       dateModified: now,
       props,
-      custom: (state.customProperties as Record<string, unknown> | undefined) ?? {},
+      custom: state.customProperties ?? {},
     };
   }
 

@@ -2,7 +2,10 @@
  * Schema migrations. The control schema `service` lists the databases and
  * holds service-wide state; every named database is a schema `db_<name>`
  * with the same tables. The same SQL runs on PostgreSQL and PGlite.
- * Migrations are append-only: never edit one that has shipped.
+ * Migrations are append-only: never edit one that has shipped. (The one
+ * exception: the password tables left the first migrations for auth-basic's
+ * manifest, which creates them `if not exists`, so an installation whose
+ * ledger counts the old first migrations keeps them as they are.)
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -25,12 +28,6 @@ const controlMigrations: string[] = [
      created_at timestamptz not null default now(),
      created_by text,
      default_tenant uuid not null
-   );
-   create table service.admin_credentials (
-     login_id text primary key,
-     hash text not null,
-     pepper_id text,
-     updated_at timestamptz not null default now()
    );`,
   // The generated views a database has, so that a start recreates them only when they changed.
   `alter table service.databases add column views_hash text;`,
@@ -84,13 +81,7 @@ const databaseMigrations: string[] = [
      primary key (id, version)
    );
    create index history_children on $S.history (parent_id, list);
-   create index history_type on $S.history (tenant, type);
-   create table $S.credentials (
-     user_id uuid primary key references $S.objects(id) on delete cascade,
-     hash text not null,
-     pepper_id text,
-     updated_at timestamptz not null default now()
-   );`,
+   create index history_type on $S.history (tenant, type);`,
 ];
 
 /**

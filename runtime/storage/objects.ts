@@ -14,7 +14,8 @@ interface PreparingConnection {
   query(config: { name: string; text: string; values: Knex.RawBinding[] }): Promise<{ rows: Row[] }>;
 }
 
-export interface StoredObject {
+/** An object as stored; `props` is typed per type by `ObjectOf` (typed-objects.ts). */
+export interface StoredObject<P extends Record<string, unknown> = Record<string, unknown>> {
   id: string;
   type: string;
   tenant: string;
@@ -30,7 +31,7 @@ export interface StoredObject {
   dateCreated: number;
   modifiedBy: string | null;
   dateModified: number;
-  props: Record<string, unknown>;
+  props: P;
   custom: Record<string, unknown>;
 }
 

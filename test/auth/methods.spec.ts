@@ -93,8 +93,9 @@ describe('sign-in methods together', () => {
     let db: string;
     let key: string;
     before(async () => {
-      // The directory's own plugin is left out: its sign-ins are stood in for by the test method.
-      s = await startWith({ SERVICE_JNDI_AUTHENTICATION: 'true', SERVICE_ADMIN_PASSWORD: ADMIN.password }, [access, authBasic, testIdentityPlugin]);
+      // The directory's own plugin is left out: its sign-ins are stood in for by the test method, declared as the directory's.
+      const directoryStandIn: PluginManifest = { ...testIdentityPlugin, name: 'directory-stand-in', method: { name: 'directory', on: { setting: 'SERVICE_JNDI_AUTHENTICATION' }, phase: 'credentials' } };
+      s = await startWith({ SERVICE_JNDI_AUTHENTICATION: 'true', SERVICE_ADMIN_PASSWORD: ADMIN.password }, [access, authBasic, directoryStandIn]);
       db = `m_${randomUUID().slice(0, 8)}`;
       await s.request('/api/admin/databases', { method: 'POST', json: { name: db } });
       const user = await (await s.request(`/rest/${db}/users`, { method: 'POST', json: { _type: 'User', loginId: 'robot', accessLevel: 'EDITOR', serviceUser: true } })).json();

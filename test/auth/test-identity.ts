@@ -5,7 +5,7 @@
  * as a verifying method (directory, identity provider, proxy) would after
  * checking the caller. It lets the core's handling of external identities
  * (login tenant, access rules, subject pinning) be tested apart from the
- * real drivers. Order 30, like the directory and pre-authentication.
+ * real drivers. Phase `credentials`, like the directory and pre-authentication.
  */
 import type { ExternalIdentity } from '../../runtime/auth/types.ts';
 import type { PluginManifest } from '../../runtime/plugins.ts';
@@ -13,7 +13,7 @@ import type { PluginManifest } from '../../runtime/plugins.ts';
 export const IDENTITY_HEADER = 'x-test-identity';
 
 export const testIdentityPlugin: PluginManifest = {
-  name: 'test-identity',
+  name: 'test-identity', host: '^1',
   register(host) {
     host.addAuthDriver({
       name: 'testIdentity',
@@ -22,7 +22,7 @@ export const testIdentityPlugin: PluginManifest = {
         if (!header) return null;
         return { kind: 'external', identity: JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as ExternalIdentity };
       },
-    }, 30);
+    }, 'credentials');
   },
 };
 

@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { modelsEmitter } from '../../generator/emitters/models.ts';
-import { resolveMetamodel } from '../../generator/resolve.ts';
-import { readStandardMetamodel } from '../../generator/standard.ts';
+import { resolveMetamodel } from '../../runtime/metamodel/resolve.ts';
+import { readStandardMetamodel } from '../../runtime/metamodel/standard.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -41,6 +41,21 @@ export const badStatus: PersonWrite = { _type: 'Person', status: 'FOO' };
 export const wrongType: PersonWrite = { _type: 'Group' };
 // @ts-expect-error read-only properties are not written
 export const readOnly: PersonWrite = { _type: 'Person', id: 'x' };
+
+// The runtime's forms: what a validator admits, and what a stored object keeps in props.
+import type { StoredProperties, UserState, WritableStates } from './models.gen.js';
+export const state: UserState = { loginId: 'bob', accessLevel: null };
+export const inMap: WritableStates['User'] = state;
+// @ts-expect-error a state the validator admits has every mandatory property
+export const noLogin: UserState = { accessLevel: 'EDITOR' };
+declare const stored: StoredProperties['User'];
+export const login: string = stored.loginId;
+// @ts-expect-error write-only properties are never stored in props
+export const secret = stored.password;
+// @ts-expect-error system properties are columns of their own, not props
+export const label = stored.label;
+// @ts-expect-error unset stored values are absent, never null
+export const nulled: StoredProperties['Person'] = { givenName: 'Ada', familyName: null };
 `;
 
 describe('models emitter', () => {

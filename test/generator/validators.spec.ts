@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { validatorsEmitter } from '../../generator/emitters/validators.ts';
-import { resolveMetamodel } from '../../generator/resolve.ts';
-import { readStandardMetamodel } from '../../generator/standard.ts';
+import { resolveMetamodel } from '../../runtime/metamodel/resolve.ts';
+import { readStandardMetamodel } from '../../runtime/metamodel/standard.ts';
 import type { RawMetamodel } from '../../runtime/metamodel/model.ts';
 import { violationsOf } from '../../runtime/validation.ts';
 import type { WritableStateValidator } from '../../runtime/validation.ts';
@@ -110,8 +110,17 @@ describe('validators emitter', () => {
 
   it('rejects an invalid UUID in a reference', () => {
     expect(check('BusinessAttribute', { label: 'size', hasDomain: 'not-a-uuid' }).violations)
-      .to.deep.equal([{ path: 'hasDomain', keyword: 'format' }]);
+      .to.deep.equal([{ path: 'hasDomain', keyword: 'pattern' }]);
+    // Only the canonical form: the database's uuid type refuses a URN.
+    expect(check('BusinessAttribute', { label: 'size', hasDomain: `urn:uuid:${UUID}` }).violations)
+      .to.deep.equal([{ path: 'hasDomain', keyword: 'pattern' }]);
     expect(check('BusinessAttribute', { label: 'size', hasDomain: UUID }).valid).to.equal(true);
+  });
+
+  it('bounds whole numbers to what a JSON number carries exactly', () => {
+    expect(check('BusinessAttribute', { label: 'size', maxCardinality: Number.MAX_SAFE_INTEGER }).valid).to.equal(true);
+    expect(check('BusinessAttribute', { label: 'size', maxCardinality: Number.MAX_SAFE_INTEGER + 2 }).violations)
+      .to.deep.equal([{ path: 'maxCardinality', keyword: 'maximum' }]);
   });
 
   it('rejects a status that is not a literal of Status', () => {

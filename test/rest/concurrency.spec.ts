@@ -237,7 +237,7 @@ describe('REST interface: concurrent writes', () => {
  */
 const attempts = new Map<string, number>();
 const deadlocking: PluginManifest = {
-  name: 'test-deadlocking',
+  name: 'test-deadlocking', host: '^1',
   register(host) {
     host.setCustomPropertiesCheck(async ({ state }) => {
       const title = String(state.title ?? '');

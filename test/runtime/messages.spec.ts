@@ -1,6 +1,6 @@
 /**
  * Every message the service can show, in both languages (runtime/messages.ts
- * and every plugin's own, registered when the plugin is imported), and the
+ * and every plugin's own, declared in its manifest), and the
  * start-up refusals of plugin settings: sentences a person can read, with
  * no placeholder, regular expression or validator text left in them, and no
  * English in the German ones.
@@ -11,11 +11,14 @@ import { ConfigError } from '../../runtime/config.ts';
 import { ERRORS } from '../../runtime/errors.ts';
 import { MESSAGES, translate } from '../../runtime/messages.ts';
 import { checkPluginConfig } from '../../runtime/plugins.ts';
+import { registerPluginMessages } from '../../runtime/plugin-loader.ts';
 import { wrongTypeKey } from '../../runtime/validation.ts';
 import { ADMIN, createDatabase, startService, type TestService } from '../helpers/service.ts';
 
 /** Words put into sentences (`{action}`), not sentences themselves. */
 const FRAGMENT = /^action[A-Z]/;
+// Plugins declare their texts in their manifests; a service registers them when it loads the plugins.
+registerPluginMessages(PLUGINS);
 const KEYS = Object.keys(MESSAGES.en).sort();
 const SENTENCES = KEYS.filter((key) => !FRAGMENT.test(key));
 

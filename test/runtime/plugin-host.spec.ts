@@ -9,7 +9,14 @@ import { createUser } from '../auth/fixtures.ts';
 const viewsSeen: string[] = [];
 
 const probe: PluginManifest = {
-  name: 'test-probe',
+  name: 'test-probe', host: '^1',
+  migrations: {
+    database: [
+      `create table $S.probe_notes (id serial primary key, note text not null)`,
+      `alter table $S.probe_notes add column author text`,
+    ],
+    control: [`create table if not exists $S.probe_control (id integer primary key)`],
+  },
   register(host) {
     host.api.get('/probe/:word', (ctx) => {
       ctx.body = { word: ctx.params.word, db: ctx.state.db.name, loginId: ctx.state.principal.loginId };
@@ -24,11 +31,6 @@ const probe: PluginManifest = {
       ctx.body = { segments, method: ctx.method, body: ctx.request.body ?? null, loginId: principal.loginId };
       return true;
     });
-    host.addDatabaseMigrations('test-probe', [
-      `create table $S.probe_notes (id serial primary key, note text not null)`,
-      `alter table $S.probe_notes add column author text`,
-    ]);
-    host.addControlMigrations('test-probe', [`create table if not exists $S.probe_control (id integer primary key)`]);
     host.afterViews(async (_q, db) => {
       viewsSeen.push(db);
     });
@@ -105,7 +107,7 @@ describe('plugin host', () => {
   });
 
   it('refuses a second custom-properties check at start', async () => {
-    const second: PluginManifest = { name: 'test-probe-2', register: (host) => host.setCustomPropertiesCheck(async () => []) };
+    const second: PluginManifest = { name: 'test-probe-2', host: '^1', register: (host) => host.setCustomPropertiesCheck(async () => []) };
     let error: unknown;
     try {
       const other = await startService({}, { plugins: [probe, second], without: ['profiles'] });
@@ -119,7 +121,7 @@ describe('plugin host', () => {
   it('runs plugin migrations on existing databases at start', async function () {
     // An in-memory embedded database does not outlive its service: this needs PostgreSQL.
     if (!process.env.SERVICE_TEST_DATABASE_URL) this.skip();
-    const later: PluginManifest = { name: 'test-later', register: (host) => host.addDatabaseMigrations('test-later', [`create table $S.later_notes (id integer)`]) };
+    const later: PluginManifest = { name: 'test-later', host: '^1', migrations: { database: [`create table $S.later_notes (id integer)`] }, register: () => undefined };
     const first = await startService();
     const name = await createDatabase(first);
     await first.close();

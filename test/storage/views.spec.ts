@@ -6,8 +6,8 @@ import { expect } from 'chai';
 import knexLib, { type Knex } from 'knex';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
-import { resolveMetamodel } from '../../generator/resolve.ts';
-import { readStandardMetamodel } from '../../generator/standard.ts';
+import { resolveMetamodel } from '../../runtime/metamodel/resolve.ts';
+import { readStandardMetamodel } from '../../runtime/metamodel/standard.ts';
 import { viewsEmitter } from '../../generator/emitters/views.ts';
 import { migrateDatabase, schemaOf } from '../../runtime/storage/migrations.ts';
 import '../../runtime/storage/connection.ts'; // the service's type parsers (bigint as number)

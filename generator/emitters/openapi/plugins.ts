@@ -1,26 +1,15 @@
 /**
- * The plugins' parts of the OpenAPI document: every `plugins/<name>/openapi.ts`
- * (runtime/openapi-fragment.ts), found by looking, so that a built-in plugin
- * that serves calls documents them by adding that one file. Sorted by plugin
- * name, so that the output does not depend on the file system's order.
+ * The built-in plugins' parts of the OpenAPI document: the `openapi`
+ * fragment each manifest declares (runtime/openapi-fragment.ts, kept in
+ * `plugins/<name>/openapi.ts` next to the code that answers the calls).
+ * Sorted by plugin name, so that the output does not depend on the list's
+ * order. Plugins from outside the repository declare theirs the same way;
+ * the service adds them to the document it serves.
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { PLUGINS } from '../../../plugins/index.ts';
 import type { OpenApiFragment } from '../../../runtime/openapi-fragment.ts';
 
-const PLUGINS = new URL('../../../plugins/', import.meta.url);
-
-async function load(): Promise<{ plugin: string; fragment: OpenApiFragment }[]> {
-  const names = readdirSync(fileURLToPath(PLUGINS), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
-  const found = [];
-  for (const plugin of names) {
-    const file = new URL(`${plugin}/openapi.ts`, PLUGINS);
-    if (!existsSync(fileURLToPath(file))) continue;
-    const module = (await import(file.href)) as { openapi?: OpenApiFragment };
-    if (!module.openapi?.paths) throw new Error(`OpenAPI: plugins/${plugin}/openapi.ts exports no fragment named openapi with paths`);
-    found.push({ plugin, fragment: module.openapi });
-  }
-  return found;
-}
-
-export const pluginFragments = await load();
+export const pluginFragments: { plugin: string; fragment: OpenApiFragment }[] = PLUGINS
+  .filter((m) => m.openapi)
+  .map((m) => ({ plugin: m.name, fragment: m.openapi! }))
+  .sort((a, b) => (a.plugin < b.plugin ? -1 : a.plugin > b.plugin ? 1 : 0));

@@ -6,6 +6,7 @@
  * Paths are built in `paths.ts`; the document is put together in `../openapi.ts`.
  */
 import type { Metamodel, PropertyDef, TypeDef } from '../../../runtime/metamodel/model.ts';
+import { readPropertySchema, writePropertySchema } from '../../property-kinds.ts';
 
 export type Json = Record<string, unknown>;
 export type Form = 'read' | 'write';
@@ -44,13 +45,6 @@ function allLists(model: Metamodel): { name: string; itemType: string }[] {
 
 // ---------------------------------------------------------------- schemas
 
-const STRING = { type: 'string' };
-const UUID = { type: 'string', format: 'uuid' };
-const VALUE_SCHEMAS: Record<PropertyDef['dataType'], Json> = {
-  STRING, TEXT: STRING, ENUMERATION: STRING, UUID, REFERENCE: UUID, DATETIME: { type: 'integer', format: 'int64' },
-  INTEGER: { type: 'integer' }, DECIMAL: { type: 'number' }, BOOLEAN: { type: 'boolean' },
-};
-
 export function typeSchemas(model: Metamodel): Json {
   const schemas: Json = {};
   for (const t of Object.values(model.types)) {
@@ -67,7 +61,7 @@ function readSchema(t: TypeDef): Json {
     ...(t.description ? { description: t.description } : {}),
     required: ['_links', '_type'],
     properties: {
-      ...propertySchemas(properties, 'read'),
+      ...propertySchemas(t, properties, 'read'),
       _type: typeNameSchema(t),
       customProperties: ref('schemas', 'CustomProperties'),
       _links: linksSchema(t),
@@ -84,7 +78,7 @@ function writeSchema(t: TypeDef): Json {
     required: ['_type'],
     additionalProperties: false,
     properties: {
-      ...propertySchemas(properties, 'write'),
+      ...propertySchemas(t, properties, 'write'),
       _type: typeNameSchema(t),
       customProperties: ref('schemas', 'CustomProperties'),
     },
@@ -99,23 +93,23 @@ function typeNameSchema(t: TypeDef): Json {
   return { type: 'string', enum: t.concreteTypes, description };
 }
 
-function propertySchemas(properties: PropertyDef[], form: Form): Json {
-  return Object.fromEntries(properties.map((p) => [p.name, propertySchema(p, form)]));
+function propertySchemas(t: TypeDef, properties: PropertyDef[], form: Form): Json {
+  return Object.fromEntries(properties.map((p) => [p.name, propertySchema(t, p, form)]));
 }
 
 /**
- * Read-only properties the service writes as `null` where they name nothing:
- * `parentId` of an object at the top level (runtime/rest/writer.ts). Found by
- * the contract test (test/contract/openapi.spec.ts).
+ * The value's shape and limits are the validators' own (generator/property-kinds.ts):
+ * in the write form an optional property may be null, as the validators accept.
+ * In the read form, `parentId` is null for an object at the top level
+ * (runtime/rest/writer.ts; found by test/contract/openapi.spec.ts).
  */
 const NULL_WHEN_ABSENT = new Set(['parentId']);
 
-function propertySchema(p: PropertyDef, form: Form): Json {
-  const single = p.values ? { ...VALUE_SCHEMAS[p.dataType], enum: p.values } : VALUE_SCHEMAS[p.dataType];
-  const value = form === 'read' && p.readOnly && NULL_WHEN_ABSENT.has(p.name) ? { ...single, type: [single.type, 'null'] } : single;
+function propertySchema(t: TypeDef, p: PropertyDef, form: Form): Json {
+  const read = () => (NULL_WHEN_ABSENT.has(p.name) ? { anyOf: [readPropertySchema(p), { type: 'null' }] } : readPropertySchema(p));
   const description = propertyDescription(p, form);
   return {
-    ...(p.many ? { type: 'array', items: value } : value),
+    ...(form === 'write' ? writePropertySchema(t, p) : read()),
     ...(description ? { description } : {}),
     ...(p.default !== undefined ? { default: typedDefault(p) } : {}),
     ...(p.readOnly ? { readOnly: true } : {}),

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Context } from 'koa';
 import { BasicDriver, PasswordStore, parseBasic } from '../../../plugins/auth-basic/index.ts';
-import { CredentialCache } from '../../../plugins/auth-basic/cache.ts';
+import { CredentialCache } from '../../../runtime/auth/credential-cache.ts';
 import { parsePepperStore } from '../../../plugins/auth-basic/pepper.ts';
 import { PasswordHasher, type PasswordCheck, type StoredPassword } from '../../../plugins/auth-basic/passwords.ts';
 import { SignInThrottle } from '../../../runtime/auth/throttle.ts';

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Context } from 'koa';
-import { CredentialCache } from '../../../plugins/auth-basic/cache.ts';
+import { CredentialCache } from '../../../runtime/auth/credential-cache.ts';
 import { SignInThrottle } from '../../../runtime/auth/throttle.ts';
 import { DirectoryDriver } from '../../../plugins/auth-ldap/index.ts';
 import { DirectoryUnavailable, LdapDirectory } from '../../../plugins/auth-ldap/ldap-directory.ts';

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { ConfigError } from '../../../runtime/config.ts';
 import { DEFAULT_TIMEOUT_MS, parseDirectorySettings } from '../../../plugins/auth-ldap/settings.ts';
 import { manifest } from '../../../plugins/auth-ldap/index.ts';
+import { methodsOn } from '../../../runtime/auth/methods.ts';
 import { startService } from '../../helpers/service.ts';
 
 const BASE = {
@@ -111,9 +112,10 @@ describe('auth-ldap settings', () => {
   });
 
   it('is switched on by SERVICE_JNDI_AUTHENTICATION alone', () => {
-    expect(manifest.enabled!({})).to.equal(false);
-    expect(manifest.enabled!({ SERVICE_JNDI_AUTHENTICATION: 'false' })).to.equal(false);
-    expect(manifest.enabled!({ SERVICE_JNDI_AUTHENTICATION: 'true' })).to.equal(true);
+    const on = (env: Record<string, string>) => methodsOn([manifest.method!], env).has('directory');
+    expect(on({})).to.equal(false);
+    expect(on({ SERVICE_JNDI_AUTHENTICATION: 'false' })).to.equal(false);
+    expect(on({ SERVICE_JNDI_AUTHENTICATION: 'true' })).to.equal(true);
   });
 
   describe('at the start of the service', () => {

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { metamodel } from '../../../generated/routes.gen.ts';
+import { metamodel } from '../../../generated/metamodel.gen.ts';
 import { readProfile, type ReadResult } from '../../../plugins/profiles/document.ts';
 import type { ProfileKind } from '../../../plugins/profiles/schema.ts';
 import { TENANT_PROFILES } from '../../../plugins/profiles/catalog.ts';

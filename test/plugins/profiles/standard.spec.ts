@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { parse } from 'yaml';
 import { profilesEmitter } from '../../../generator/emitters/profiles.ts';
-import { resolveMetamodel } from '../../../generator/resolve.ts';
-import { readStandardMetamodel } from '../../../generator/standard.ts';
+import { resolveMetamodel } from '../../../runtime/metamodel/resolve.ts';
+import { readStandardMetamodel } from '../../../runtime/metamodel/standard.ts';
 import { readProfile } from '../../../plugins/profiles/document.ts';
 import type { RawMetamodel } from '../../../runtime/metamodel/model.ts';
 

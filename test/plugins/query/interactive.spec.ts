@@ -23,7 +23,7 @@ function probe() {
   let gate!: InteractiveGate;
   let held: Promise<void> = Promise.resolve();
   const manifest: PluginManifest = {
-    name: 'interactive-probe',
+    name: 'interactive-probe', host: '^1',
     register(host) {
       gate = host.interactive;
       const pause = gate.pause.bind(gate);
@@ -219,7 +219,7 @@ describe('Query interface: a statement started while people browse runs without 
     const cheap = new URL(url);
     cheap.searchParams.set('options', `-c ${version >= 16 ? 'debug_parallel_query' : 'force_parallel_mode'}=on`);
     const manifest: PluginManifest = {
-      name: 'browsing-probe',
+      name: 'browsing-probe', host: '^1',
       register(host) {
         const gate = host.interactive;
         const browsing = gate.browsing.bind(gate);

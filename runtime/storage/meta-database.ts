@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
-import { schemaOf } from '../storage/migrations.ts';
-import type { DataType, RawMetamodel, RawProperty, RawType } from './model.ts';
+import { ObjectStore, plainObject, type StoredObject } from './objects.ts';
+import { schemaOf } from './migrations.ts';
+import type { DataType, RawMetamodel, RawProperty, RawType } from '../metamodel/model.ts';
 
 export const META_DATABASE = 'meta';
 export const METAMODEL_SCHEME = 'Metamodel';

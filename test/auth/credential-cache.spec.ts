@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CredentialCache } from '../../../plugins/auth-basic/cache.ts';
+import { CredentialCache } from '../../runtime/auth/credential-cache.ts';
 
 function clock(start = 1_000_000) {
   const time = { now: start };

@@ -6,8 +6,8 @@
  */
 import type {
   ListDef, Metamodel, PropertyDef, RawMetamodel, RawProperty, TypeDef,
-} from '../runtime/metamodel/model.ts';
-import { DATA_TYPES } from '../runtime/metamodel/model.ts';
+} from './model.ts';
+import { DATA_TYPES } from './model.ts';
 
 export class MetamodelError extends Error {}
 

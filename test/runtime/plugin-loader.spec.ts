@@ -1,0 +1,72 @@
+/**
+ * The loader's decisions before anything is opened: host versions, which
+ * plugins are on (by their sign-in methods' switches), dependency order
+ * among those only, unknown settings under a plugin's prefix, and typed
+ * settings.
+ */
+import { expect } from 'chai';
+import { PLUGINS } from '../../plugins/index.ts';
+import { ConfigError } from '../../runtime/config.ts';
+import { methodsOn } from '../../runtime/auth/methods.ts';
+import { loadPlugins } from '../../runtime/plugin-loader.ts';
+import { PluginError, type PluginManifest, type SignInMethod } from '../../runtime/plugins.ts';
+
+const plugin = (name: string, more: Partial<PluginManifest> = {}): PluginManifest => ({ name, host: '^1', register: () => undefined, ...more });
+const names = (env: Record<string, string>, offered: PluginManifest[]) => loadPlugins(offered, env).plugins.map((p) => p.manifest.name);
+
+describe('plugin loader', () => {
+  it('refuses a manifest without a host range or for another major version, naming the plugin and both versions', () => {
+    expect(() => loadPlugins([plugin('old', { host: undefined as unknown as string })], {})).to.throw(PluginError, /^PLUGIN_INVALID: plugin old does not declare the host API version/);
+    expect(() => loadPlugins([plugin('next', { host: '^2' })], {})).to.throw(PluginError, 'PLUGIN_HOST_VERSION: plugin next was written for host API ^2; this service offers host API 1.0.0');
+    expect(() => loadPlugins([plugin('ranged', { host: '>=1.0.0 <1.0.0' })], {})).to.throw(PluginError, /PLUGIN_HOST_VERSION/);
+    expect(names({}, [plugin('any-1', { host: '1.x' }), plugin('exact', { host: '1.0.0' })])).to.deep.equal(['any-1', 'exact']);
+    // A newer minor version of the host still serves a plugin written for ^1.0.
+    expect(names({}, [plugin('minor', { host: '^1.0' })])).to.deep.equal(['minor']);
+    expect(() => loadPlugins([plugin('later', { host: '^1.1' })], {}, '1.0.0')).to.throw(PluginError, /written for host API \^1\.1; this service offers host API 1\.0\.0/);
+  });
+
+  it('orders only the plugins that are on: a dependency switched off is missing', () => {
+    const base = plugin('base', { method: { name: 'base', on: { setting: 'SERVICE_BASE_AUTHENTICATION' }, phase: 'credentials' } });
+    const user = plugin('user', { dependencies: ['base'] });
+    expect(names({ SERVICE_BASE_AUTHENTICATION: 'true' }, [user, base])).to.deep.equal(['base', 'user']);
+    expect(() => loadPlugins([user, base], {})).to.throw(PluginError, 'PLUGIN_MISSING_DEPENDENCY: plugin user needs base, which is not installed or not switched on');
+  });
+
+  it('stops on an unknown setting under the prefix of a plugin that is on, and only then', () => {
+    const typo = plugin('typo', { settingsPrefixes: ['SERVICE_TYPO_'], configSchema: { type: 'object', properties: { SERVICE_TYPO_LIMIT: { type: 'integer' } } } });
+    expect(() => loadPlugins([typo], { SERVICE_TYPO_LIMT: '3' })).to.throw(ConfigError, /^SERVICE_TYPO_LIMT: is not a setting of plugin typo/);
+    expect(names({ SERVICE_TYPO_LIMIT: '3' }, [typo])).to.deep.equal(['typo']);
+    const off = plugin('off', { settingsPrefixes: ['SERVICE_OFF_'], enabled: () => false });
+    expect(names({ SERVICE_OFF_WHATEVER: 'x' }, [off])).to.deep.equal([]);
+    // The built-ins claim no setting the core or another plugin reads.
+    expect(() => loadPlugins(PLUGINS, { SERVICE_AUTH_CACHE_TTL: '1', SERVICE_ACCESS_RULES: 'true', SERVICE_QUERY_BULK_RATE: '0', SERVICE_OIDC_JWT_SUB_ID: 'sub', SERVICE_ADMIN_USER: 'a' })).to.not.throw();
+    expect(() => loadPlugins(PLUGINS, { SERVICE_QUERY_POOLSIZE: '3' })).to.throw(ConfigError, /^SERVICE_QUERY_POOLSIZE: is not a setting of plugin query/);
+  });
+
+  it('hands register settings converted and defaulted by the schema', () => {
+    const [query] = loadPlugins(PLUGINS, { SERVICE_QUERY_POOL_SIZE: '7', SERVICE_JOB_HEARTBEAT: '500' }).plugins.filter((p) => p.manifest.name === 'query');
+    expect(query.settings).to.include({ SERVICE_QUERY_POOL_SIZE: 7, SERVICE_JOB_HEARTBEAT: 500, SERVICE_QUERY_JOB_CONCURRENCY: 2, SERVICE_DATABASE_READONLY_USER: 'service_readonly' });
+    expect(query.settings).to.not.have.property('SERVICE_ADMIN_USER');
+    expect(() => loadPlugins(PLUGINS, { SERVICE_QUERY_POOL_SIZE: '100' })).to.throw(ConfigError, 'SERVICE_QUERY_POOL_SIZE: must be a whole number from 1 to 99 (plugin query)');
+  });
+
+  describe('sign-in methods from their declarations', () => {
+    const declared = PLUGINS.flatMap((p) => (p.method ? [p.method] : []));
+    const gateway: SignInMethod = { name: 'gateway', on: { setting: 'SERVICE_GATEWAY_AUTHENTICATION' }, phase: 'credentials' };
+
+    it('have password sign-in on only while no switched method is, a third party\'s included', () => {
+      expect([...methodsOn(declared, {})].sort()).to.deep.equal(['accessKey', 'basic']);
+      expect([...methodsOn(declared, { SERVICE_JNDI_AUTHENTICATION: 'true', SERVICE_OIDC_AUTHENTICATION: 'true' })].sort()).to.deep.equal(['accessKey', 'directory', 'oidc']);
+      expect([...methodsOn([...declared, gateway], { SERVICE_GATEWAY_AUTHENTICATION: 'true' })].sort()).to.deep.equal(['accessKey', 'gateway']);
+    });
+
+    it('refuse pre-authentication beside the directory or OpenID Connect with the messages they always had', () => {
+      expect(() => methodsOn(declared, { SERVICE_PRE_AUTHENTICATION: 'true', SERVICE_JNDI_AUTHENTICATION: 'true' })).to.throw(ConfigError,
+        'SERVICE_PRE_AUTHENTICATION: cannot be combined with SERVICE_JNDI_AUTHENTICATION: with pre-authentication the proxy signs users in, and login ID and password are not accepted');
+      expect(() => methodsOn(declared, { SERVICE_PRE_AUTHENTICATION: 'true', SERVICE_OIDC_AUTHENTICATION: 'TRUE' })).to.throw(ConfigError,
+        'SERVICE_PRE_AUTHENTICATION: cannot be combined with SERVICE_OIDC_AUTHENTICATION: with pre-authentication the proxy signs users in; pass the identity provider\'s token in SERVICE_REMOTE_USER_OIDC_JWT instead');
+      expect(() => methodsOn(declared, { SERVICE_JNDI_AUTHENTICATION: 'yes' })).to.throw(ConfigError, /^SERVICE_JNDI_AUTHENTICATION: must be true or false/);
+      expect(() => methodsOn([...declared, { ...gateway, name: 'basic' }], {})).to.throw(PluginError, /sign-in method basic is declared twice/);
+    });
+  });
+});
