@@ -34,7 +34,9 @@ function goodValue(schema: Json, doc: Json, ids: Record<string, string>, fresh: 
     // Of several types, the one the object at the address has: its type cannot change.
     const branches: Json[] = s.oneOf ?? s.anyOf;
     const own = branches.find((b) => resolve(b, doc).properties?._type?.const === type) ?? branches[0];
-    return goodValue(own, doc, ids, fresh, depth, type, topLevel);
+    // An optional property is `anyOf: [value, null]` with the description (and the referenced type) outside.
+    const branch = resolve(own, doc);
+    return goodValue({ ...branch, description: branch.description ?? s.description }, doc, ids, fresh, depth, type, topLevel);
   }
   const kind = Array.isArray(s.type) ? s.type.find((t: string) => t !== 'null') : s.type;
   switch (kind) {
