@@ -9,7 +9,8 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { resolveMetamodel } from '../../runtime/metamodel/resolve.ts';
 import { readStandardMetamodel } from '../../runtime/metamodel/standard.ts';
 import { viewsEmitter } from '../../generator/emitters/views.ts';
-import { migrateDatabase, schemaOf } from '../../runtime/storage/migrations.ts';
+import { migrateDatabase, PluginMigrations, schemaOf } from '../../runtime/storage/migrations.ts';
+import { manifest as authBasic } from '../../plugins/auth-basic/index.ts';
 import '../../runtime/storage/connection.ts'; // the service's type parsers (bigint as number)
 import { applyViews, readViewsSql } from '../../runtime/storage/views.ts';
 
@@ -124,7 +125,10 @@ for (const backend of backends) {
 
     before(async () => {
       ({ knex, close } = await backend.open());
-      await migrateDatabase(knex, db);
+      // The passwords' table is auth-basic's, made by its migrations as a running service makes it.
+      const plugins = new PluginMigrations();
+      plugins.database.set(authBasic.name, authBasic.migrations!.database!);
+      await migrateDatabase(knex, db, plugins);
       await applyViews(knex, db, viewsSql);
       await insertFixtures(knex, schema);
     });
