@@ -116,9 +116,13 @@ describe('Query interface: statement timeouts', () => {
       // 0 on the user: no maximum for this user.
       await setUserTimeout(0);
       expect(await maximumOf(f.admin)).to.equal('none');
-      // Beyond what a bigint holds: the largest timeout there is, not a failure of every query of the user.
-      await setUserTimeout(1e20);
+      // Beyond what PostgreSQL's setting holds (2^31 - 1 ms): the largest timeout there is, not a failure of every query of the user.
+      await setUserTimeout(Number.MAX_SAFE_INTEGER);
       expect((await runQuery(t, f.db, 'select 1', { auth: f.admin })).status).to.equal(200);
+      // More than an integer of the metamodel holds exactly is refused where it is written (property kinds: INTEGER).
+      const refused = await t.request(`/rest/${f.db}/users/${adaId}`, { method: 'PATCH', json: { statementTimeout: 1e20 } });
+      expect(refused.status).to.equal(400);
+      expect((await refused.json()).violations).to.deep.equal([{ path: 'statementTimeout', message: 'The value is outside the allowed range: it must be <= 9007199254740991.' }]);
       await setUserTimeout(null);
       expect(await maximumOf(f.admin)).to.equal('400');
       r = await settings({ statementTimeout: null });
