@@ -149,7 +149,7 @@ const WRITE_HANDLERS: Record<WriteHandlerName, (call: Call, trx: Knex.Transactio
   createInList: (call, trx, store, target) => createInList(call, trx, store, listPlaceOf(target)),
   replaceList: (call, trx, store, target) => writeListItems(call, trx, store, listPlaceOf(target), 'put'),
   updateList: (call, trx, store, target) => writeListItems(call, trx, store, listPlaceOf(target), 'patch'),
-  deleteList: (call, trx, store, target) => deleteList(call, store, listPlaceOf(target)),
+  deleteList: (call, trx, store, target) => deleteList(call, trx, store, listPlaceOf(target)),
   replaceObject: (call, trx, store, target) => writeObject(call, trx, store, objectTargetOf(target), 'put'),
   updateObject: (call, trx, store, target) => writeObject(call, trx, store, objectTargetOf(target), 'patch'),
   deleteObject: (call, trx, store, target) => deleteObject(call, trx, store, objectTargetOf(target)),
@@ -248,8 +248,13 @@ async function createInList(call: Call, trx: Knex.Transaction, store: ObjectStor
   return objectAnswer(call, prepared!.object, true);
 }
 
-async function deleteList(call: Call, store: ObjectStore, place: ListPlace): Promise<Answer> {
-  await store.remove(await removalOf(call.deps.model, store, call.scope.tenant, await listItems(call, store, place)), call.principal.loginId);
+/** Tenants in the list go by the rules of deleting one (the default tenant and one that holds objects refuse, 409), in the same transaction. */
+async function deleteList(call: Call, trx: Knex.Transaction, store: ObjectStore, place: ListPlace): Promise<Answer> {
+  const items = await listItems(call, store, place);
+  const tenants = items.filter((o) => o.type === 'Tenant');
+  for (const tenant of tenants) await removeTenant(trx, store, tenant, call.principal.loginId);
+  const others = items.filter((o) => o.type !== 'Tenant');
+  if (others.length) await store.remove(await removalOf(call.deps.model, store, call.scope.tenant, others), call.principal.loginId);
   return { status: 204 };
 }
 
@@ -351,10 +356,14 @@ async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore
   // A full error payload is not made fuller by asking the database.
   if (violations.omitted) assertNoViolations(violations, batch.place, batch.creates);
   await writer.checkReferences(prepared, violations);
-  const leaving = await removalOf(call.deps.model, store, call.scope.tenant, batch.leaving);
-  await writer.checkKeys(prepared, leaving.map((o) => o.id), violations, call.scope.allTenants);
-  await checkUserWrites(trx, call.db, call.principal, prepared, leaving.map((o) => o.id), violations);
+  // Tenants a list write leaves out go by the rules of deleting one (tenant-removal.ts), the rest with their descendants.
+  const leavingTenants = batch.leaving.filter((o) => o.type === 'Tenant');
+  const leaving = await removalOf(call.deps.model, store, call.scope.tenant, batch.leaving.filter((o) => o.type !== 'Tenant'));
+  const freed = [...leaving, ...leavingTenants].map((o) => o.id);
+  await writer.checkKeys(prepared, freed, violations, call.scope.allTenants);
+  await checkUserWrites(trx, call.db, call.principal, prepared, freed, violations);
   assertNoViolations(violations, batch.place, batch.creates);
+  for (const tenant of leavingTenants) await removeTenant(trx, store, tenant, call.principal.loginId);
   await store.remove(leaving, call.principal.loginId);
   for (const w of prepared) if (changesNothing(w)) w.object = w.existing!;
   const changed = prepared.filter((w) => w.object !== w.existing);

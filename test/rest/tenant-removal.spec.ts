@@ -111,8 +111,26 @@ describe('REST interface: deleting a tenant', () => {
     expect((await t.request(`/rest/${db}/tenants`, { auth: admin })).status).to.equal(200);
   });
 
-  it('keeps refusing (409) to delete the list of tenants', async () => {
-    expect((await t.request(`/rest/${db}/tenants`, { method: 'DELETE' })).status).to.equal(409);
+  it('deletes tenants by the same rules through the list: DELETE or a PUT that leaves them out refuses for the default tenant (409), in one transaction', async () => {
+    await createTenant(t, db, 'Listed');
+    await createUser(t, db, { loginId: 'listed', password: secret('listeds-Passwort-1'), tenant: 'Listed' });
+    let r = await t.request(`/rest/${db}/tenants`, { method: 'DELETE' });
+    expect(r.status).to.equal(409);
+    // The first tenant that refuses says why (Busy, from above, still holds a scheme).
+    const refusal = /^The tenant (Default is the default tenant of the database and cannot be deleted|Busy cannot be deleted: it still holds objects other than its users)\.$/;
+    expect((await r.json()).message).to.match(refusal);
+    r = await t.request(`/rest/${db}/tenants`, { method: 'PUT', json: [] });
+    expect(r.status).to.equal(409);
+    expect((await r.json()).message).to.match(refusal);
+    expect((await t.request(`/rest/${db}/tenants/Listed`)).status).to.equal(200);
+    expect((await t.request(`/rest/${db}/users`, { headers: inTenant('Listed') }).then((x) => x.json())).total).to.equal(1);
+    // A PUT that keeps the default tenant and those holding objects deletes an empty one, with its users.
+    const kept = (await (await t.request(`/rest/${db}/tenants`)).json())._embedded.tenants
+      .filter((x: Json) => x.label !== 'Listed').map((x: Json) => ({ _type: 'Tenant', id: x.id, label: x.label }));
+    r = await t.request(`/rest/${db}/tenants`, { method: 'PUT', json: kept });
+    expect(r.status).to.equal(200);
+    expect((await t.request(`/rest/${db}/tenants/Listed`)).status).to.equal(404);
+    expect((await t.request(`/rest/${db}/users?loginId=listed`).then((x) => x.json())).total).to.equal(0);
   });
 
   it('writes no password to the log', () => {
