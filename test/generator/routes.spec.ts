@@ -47,6 +47,12 @@ describe('the REST route table', () => {
     expect(documented).to.be.greaterThan(100);
   });
 
+  it('is documented whole: every route is an operation of the OpenAPI document, under its operationId', () => {
+    const undocumented = routes.filter((r) => document.paths[r.path]?.[r.method.toLowerCase()]?.operationId !== r.operation)
+      .map((r) => `${r.method} ${r.path} ${r.operation}`);
+    expect(undocumented).to.deep.equal([]);
+  });
+
   it('has one route per method and path, each naming a handler for its kind of path', () => {
     const keys = routes.map((r) => `${r.method} ${r.path}`);
     expect(new Set(keys).size).to.equal(keys.length);

@@ -7,6 +7,7 @@
  */
 import type { ListDef, Metamodel, TypeDef } from '../../../runtime/metamodel/model.ts';
 import { a, capitalized, addressable, listSchemaNames, objectSchema, ref, type Json } from './schemas.ts';
+import { creatableAtTop } from '../../rest-routes.ts';
 
 // ---------------------------------------------------------------- responses
 
@@ -78,13 +79,20 @@ function topLevelPath(model: Metamodel, t: TypeDef): Json {
       responses: { 200: jsonResponse('The list.', listSchema), ...errorResponses(ERRORS_BY_CALL.read) },
     },
   };
-  if (model.rootLists[t.plural] || t.ownerProperty) item.post = createOperation(model, t);
-  return item;
+  if (creatableAtTop(model, t)) item.post = createOperation(model, t);
+  const writes = listWriteOperations(model, t, t.name, capitalized(t.plural), listSchema, {
+    list: `all ${t.name} objects`,
+    replace: `Replaces every listed ${t.name} as PUT on the object does (creating it if missing) and deletes every other ${t.name} of the caller's tenant.`,
+    remove: `Deletes every ${t.name} of the caller's tenant, with what each one holds.`,
+  });
+  if (t.name === 'Tenant') writes.delete = { ...(writes.delete as Json), ...TENANT_LIST_DELETION };
+  return { ...item, ...writes };
 }
 
 function createOperation(model: Metamodel, t: TypeDef): Json {
-  const parent = t.ownerProperty
-    ? `The new object's parent is the object named by \`${t.ownerProperty}\`.`
+  const owners = [...new Set(t.concreteTypes.map((c) => model.types[c].ownerProperty).filter((p): p is string => !!p))];
+  const parent = owners.length
+    ? `The new object's parent is the object named by ${owners.map((p) => `\`${p}\``).join(' or ')}.`
     : 'The new object stands at the top level.';
   return {
     operationId: `create${t.name}`,
@@ -136,6 +144,13 @@ const TENANT_DELETION = {
   responses: { 204: { description: 'The tenant was deleted.' }, ...errorResponses([...ERRORS_BY_CALL.deleteObject, 409].sort((x, y) => x - y)) },
 };
 
+/** Every tenant goes by the rules of deleting one: the default tenant is among them, so the whole request refuses. */
+const TENANT_LIST_DELETION = {
+  description: 'System administrators only. Each tenant goes by the rules of deleting one tenant, in one transaction: '
+    + 'since the default tenant cannot be deleted, the request answers 409 and deletes nothing.',
+  responses: { 204: { description: 'The tenants were deleted.' }, ...errorResponses([...ERRORS_BY_CALL.deleteList, 409].sort((x, y) => x - y)) },
+};
+
 function listPath(model: Metamodel, t: TypeDef, list: ListDef): Json {
   const name = `${t.name}${capitalized(list.name)}`;
   const listSchema = ref('schemas', listSchemaNames(model).get(`${list.name} ${list.itemType}`)!);
@@ -149,7 +164,12 @@ function listPath(model: Metamodel, t: TypeDef, list: ListDef): Json {
     },
   };
   // An inverse list is computed from references held by other objects: nothing to write here.
-  return list.inverseOf ? item : { ...item, ...listWriteOperations(model, t, list, name, listSchema) };
+  return list.inverseOf ? item : { ...item, ...listWriteOperations(model, t, list.itemType, name, listSchema, {
+    list: `the ${list.name} of ${a(t.name)}`,
+    replace: 'Replaces every listed object as PUT on the object does (creating it if missing) and deletes every existing object that is not listed.',
+    remove: 'Deletes every object of the list.',
+    create: `The new ${list.itemType}'s parent is the ${t.name} named in the path.`,
+  }) };
 }
 
 function listDescription(t: TypeDef, list: ListDef): string {
@@ -159,32 +179,40 @@ function listDescription(t: TypeDef, list: ListDef): string {
   return list.description ? `${list.description} ${what}` : what;
 }
 
-function listWriteOperations(model: Metamodel, t: TypeDef, list: ListDef, name: string, listSchema: Json): Json {
-  const item = objectSchema(model, list.itemType, 'write');
+interface ListTexts {
+  /** What the list is, in a summary: `the concepts of a Scheme`, `all Scheme objects`. */
+  list: string;
+  replace: string;
+  remove: string;
+  /** The description of POST, for a list that takes new objects through this operation. */
+  create?: string;
+}
+
+function listWriteOperations(model: Metamodel, t: TypeDef, itemType: string, name: string, listSchema: Json, texts: ListTexts): Json {
+  const item = objectSchema(model, itemType, 'write');
   const replaced = { 200: jsonResponse('The resulting list.', listSchema), ...errorResponses(ERRORS_BY_CALL.write) };
   const common = { tags: [t.name], requestBody: jsonBody(arrayOf(item)), responses: replaced };
   return {
-    post: {
-      operationId: `createIn${name}`, tags: [t.name], summary: `Creates an object in the ${list.name} of ${a(t.name)}`,
-      description: `The new ${list.itemType}'s parent is the ${t.name} named in the path.`,
-      requestBody: jsonBody(item),
-      responses: {
-        201: jsonResponse('The created object.', objectSchema(model, list.itemType, 'read'), ['ETag', 'Location']),
-        ...errorResponses(ERRORS_BY_CALL.write),
+    ...(texts.create ? {
+      post: {
+        operationId: `createIn${name}`, tags: [t.name], summary: `Creates an object in ${texts.list}`,
+        description: texts.create,
+        requestBody: jsonBody(item),
+        responses: {
+          201: jsonResponse('The created object.', objectSchema(model, itemType, 'read'), ['ETag', 'Location']),
+          ...errorResponses(ERRORS_BY_CALL.write),
+        },
       },
-    },
-    put: {
-      ...common, operationId: `replace${name}`, summary: `Replaces the ${list.name} of ${a(t.name)}`,
-      description: 'Replaces every listed object as PUT on the object does (creating it if missing) and deletes every existing object that is not listed.',
-    },
+    } : {}),
+    put: { ...common, operationId: `replace${name}`, summary: `Replaces ${texts.list}`, description: texts.replace },
     patch: {
-      ...common, operationId: `update${name}`, summary: `Updates the ${list.name} of ${a(t.name)}`,
+      ...common, operationId: `update${name}`, summary: `Updates ${texts.list}`,
       description: 'Updates every listed object as PATCH on the object does (creating it if missing). Existing objects that are not listed are deleted only with `operation=REPLACE`.',
       parameters: parameters(['Operation']),
     },
     delete: {
-      operationId: `delete${name}`, tags: [t.name], summary: `Deletes the ${list.name} of ${a(t.name)}`,
-      description: 'Deletes every object of the list.',
+      operationId: `delete${name}`, tags: [t.name], summary: `Deletes ${texts.list}`,
+      description: texts.remove,
       responses: { 204: { description: 'The objects were deleted.' }, ...errorResponses(ERRORS_BY_CALL.deleteList) },
     },
   };
