@@ -48,6 +48,7 @@ export { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, queryParame
 export { CONTROL_SCHEMA, schemaOf } from './storage/migrations.ts';
 export { literal } from './storage/sql.ts';
 export { ObjectStore, type StoredObject } from './storage/objects.ts';
+export { isObjectOf, storedPropertyName, type ObjectOf } from './storage/typed-objects.ts';
 export { readViewsSql } from './storage/views.ts';
 export type { Storage } from './storage/connection.ts';
 export type { Databases } from './storage/databases.ts';

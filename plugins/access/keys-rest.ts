@@ -16,7 +16,7 @@
  */
 import type { Context } from 'koa';
 import { Ajv } from 'ajv';
-import { createError, hasBody, ObjectStore, oversized, requireLevel, UUID, violationsOf, wrongTypeKey, type Directory, type Principal, type StoredObject, type Violation } from '../../runtime/host.ts';
+import { createError, hasBody, isObjectOf, ObjectStore, oversized, requireLevel, UUID, violationsOf, wrongTypeKey, type Directory, type ObjectOf, type Principal, type Violation } from '../../runtime/host.ts';
 import type { Knex } from 'knex';
 import { AccessKeyStore, hashOf, newAccessKey, type KeyInfo } from './keys.ts';
 
@@ -73,12 +73,12 @@ function requireAdministrator(principal: Principal) {
 
 const scopeOf = (principal: Principal) => (principal.systemAdmin ? null : principal.tenant!);
 
-async function userOf(deps: KeysRestDeps, call: Call, key: string): Promise<StoredObject> {
+async function userOf(deps: KeysRestDeps, call: Call, key: string): Promise<ObjectOf<'User'>> {
   const store = new ObjectStore(deps.knex, call.db);
   const found = UUID.test(key)
     ? await store.byId(scopeOf(call.principal), key.toLowerCase())
     : await store.child(call.principal.tenant!, null, 'users', key);
-  if (!found || found.type !== 'User') throw createError('OBJECT_NOT_FOUND', { type: 'User', key });
+  if (!found || !isObjectOf(found, 'User')) throw createError('OBJECT_NOT_FOUND', { type: 'User', key });
   return found;
 }
 
@@ -96,7 +96,7 @@ async function userKeys(deps: KeysRestDeps, call: Call, userKey: string) {
     ctx.body = { total: list.length, _links: { self: { href: ctx.href } }, _embedded: { accessKeys: list.map((k) => rendered(call, k)) } };
     return;
   }
-  const loginId = user.props.loginId as string;
+  const loginId = user.props.loginId;
   // A tenant administrator could otherwise make a user with an administrator's login ID and a key for it.
   if (!principal.systemAdmin && deps.directory.isSystemAdmin(loginId)) throw createError('FORBIDDEN');
   const body = payloadOf(ctx);

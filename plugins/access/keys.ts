@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Knex } from 'knex';
-import { schemaOf, type AccessLevel } from '../../runtime/host.ts';
+import { schemaOf, storedPropertyName, type AccessLevel } from '../../runtime/host.ts';
 
 export const KEY_PREFIX = 'mdsk_';
 const KEY_PATTERN = /^mdsk_[A-Za-z0-9_-]{43}$/;
@@ -86,8 +86,9 @@ export class AccessKeyStore {
    */
   async owner(db: string, hash: string): Promise<KeyOwner | null> {
     const s = `"${schemaOf(db)}"`;
+    const [loginId, accessLevel] = [storedPropertyName('User', 'loginId'), storedPropertyName('User', 'accessLevel')];
     const text = `select k.id, k.hash, k.user_id, k.tenant, k.system_admin, t.label as tenant_label,
-        u.props->>'loginId' as login_id, u.props->>'accessLevel' as access_level, ${ms('k.last_used_at')} as last_used,
+        u.props->>'${loginId}' as login_id, u.props->>'${accessLevel}' as access_level, ${ms('k.last_used_at')} as last_used,
         ${ms('k.expires_at')} as expires_at
       from ${s}.access_keys k
       join ${s}.objects u on u.id = k.user_id and u.type = 'User' and u.tenant = k.tenant

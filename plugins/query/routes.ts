@@ -15,7 +15,7 @@
  * sandbox or by the database — answers 400 with just `{message}`; a bad
  * parameter answers in the service's usual error format.
  */
-import { createError, epochMillis, languageOf, schemaOf, translate, type DatabaseInfo, type Language, type PluginHost, type Principal } from '../../runtime/host.ts';
+import { createError, epochMillis, languageOf, schemaOf, storedPropertyName, translate, type DatabaseInfo, type Language, type PluginHost, type Principal } from '../../runtime/host.ts';
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import { checkStatement } from './sandbox.ts';
@@ -106,7 +106,7 @@ function sqlOf(ctx: Context): string {
 export async function configuredTimeout(knex: Knex, db: string, principal: Principal, serverTimeoutMs: number): Promise<number> {
   const s = `"${schemaOf(db)}"`;
   const r = await knex.raw(
-    `select (select (props->>'statementTimeout')::numeric from ${s}.objects where id = ? and type = 'User') as user_timeout,
+    `select (select (props->>'${storedPropertyName('User', 'statementTimeout')}')::numeric from ${s}.objects where id = ? and type = 'User') as user_timeout,
             (select statement_timeout from ${s}.query_settings where singleton) as db_timeout`,
     [principal.userId ?? '00000000-0000-0000-0000-000000000000'],
   );
