@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { modelsEmitter } from '../../generator/emitters/models.ts';
@@ -98,5 +99,43 @@ describe('models emitter', () => {
     ], { cwd: ROOT, encoding: 'utf8' });
     expect(result.stdout + result.stderr).to.equal('');
     expect(result.status).to.equal(0);
+  });
+
+  it('is the contract of the handwritten code: a metamodel change that breaks a use of it fails the type check of the runtime and the plugins', function () {
+    this.timeout(120000);
+    // A copy of the runtime, the plugins and generated/, type-checked as the project does, once with the
+    // standard models and once with models generated after renaming User.loginId.
+    const project = mkdtempSync(join(tmpdir(), 'models-contract-'));
+    try {
+      for (const part of ['runtime', 'plugins', 'generated']) cpSync(join(ROOT, part), join(project, part), { recursive: true });
+      cpSync(join(ROOT, 'package.json'), join(project, 'package.json'));
+      symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'));
+      writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, esModuleInterop: true,
+          skipLibCheck: true, resolveJsonModule: true, allowImportingTsExtensions: true, types: ['node'],
+        },
+        include: ['runtime', 'plugins', 'generated'],
+      }));
+      const check = () => spawnSync(process.execPath, [TSC, '-p', join(project, 'tsconfig.json')], { cwd: project, encoding: 'utf8' });
+      const clean = check();
+      expect(clean.stdout + clean.stderr, 'the copy as it is').to.equal('');
+
+      const raw = readStandardMetamodel() as unknown as { types: Record<string, { labelFrom?: string; properties: Record<string, unknown> }> };
+      const user = raw.types.User;
+      const { loginId, ...others } = user.properties;
+      user.properties = { userLogin: loginId, ...others };
+      user.labelFrom = 'userLogin';
+      const [models] = modelsEmitter.emit(resolveMetamodel(raw as unknown as ReturnType<typeof readStandardMetamodel>));
+      writeFileSync(join(project, 'generated', 'models.gen.ts'), models.content);
+      const broken = check();
+      expect(broken.status).to.not.equal(0);
+      const files = new Set([...broken.stdout.matchAll(/^(\S+\.ts)\(\d+,\d+\): error/gm)].map((m) => m[1]));
+      // The core's sign-in rules and a plugin's SQL both read the login ID through the generated models.
+      expect([...files]).to.include.members(['runtime/auth/user-writes.ts', 'plugins/access/keys-rest.ts', 'plugins/access/keys.ts']);
+      expect(broken.stdout).to.match(/"loginId"/);
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 });
