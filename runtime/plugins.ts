@@ -241,11 +241,12 @@ export function orderPlugins<M extends PluginManifest>(manifests: M[]): M[] {
  * ajv converts the SERVICE_* strings to the schema's types and fills in its
  * defaults; an empty value counts as unset. A refusal names the setting and
  * says in words what it must be: the setting's `description` in the schema,
- * not ajv's text, which shows the pattern.
+ * not ajv's text, which shows the pattern. The result has the manifest's
+ * settings type `S`, which its schema promises.
  */
-export function checkPluginConfig(manifest: PluginManifest, env: Record<string, string | undefined>): PluginSettings {
+export function checkPluginConfig<S extends object = PluginSettings>(manifest: PluginManifest<S>, env: Record<string, string | undefined>): S {
   const settings: PluginSettings = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('SERVICE_') && v !== undefined && v !== ''));
-  if (!manifest.configSchema) return {};
+  if (!manifest.configSchema) return {} as S;
   const validate = settingsValidator(manifest.configSchema);
   if (!validate(settings)) {
     const e = validate.errors![0];
@@ -254,7 +255,7 @@ export function checkPluginConfig(manifest: PluginManifest, env: Record<string, 
   }
   // Only the plugin's own settings: a plugin has no business reading another's.
   const known = Object.keys((manifest.configSchema as { properties?: object }).properties ?? {});
-  return Object.fromEntries(known.filter((k) => settings[k] !== undefined).map((k) => [k, settings[k]]));
+  return Object.fromEntries(known.filter((k) => settings[k] !== undefined).map((k) => [k, settings[k]])) as S;
 }
 
 const validators = new WeakMap<object, ReturnType<Ajv['compile']>>();

@@ -265,7 +265,11 @@ export const manifest: PluginManifest<BasicSettings> = {
     type: 'object',
     properties: {
       SERVICE_PEPPER_STORE: { type: 'string' },
-      SERVICE_AUTH_CACHE_TTL: { type: 'integer', minimum: 0, default: 10_000, description: 'a whole number of milliseconds' },
+      // The same as auth-ldap's and auth-oidc's: one setting, one meaning.
+      SERVICE_AUTH_CACHE_TTL: {
+        type: 'integer', minimum: 0, maximum: 999_999_999, default: 10_000,
+        description: 'a whole number of milliseconds from 0 to 999999999',
+      },
     },
   },
   checkSettings: (settings) => void parsePepperStore(settings.SERVICE_PEPPER_STORE),

@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { clientAddress, CredentialCache, parseBasic, createError, SignInThrottle, type Attempt, type AuthDriver, type AuthRequest, type AuthResult, type ExternalIdentity, type PluginHost, type PluginManifest } from '../../runtime/host.ts';
 import { DirectoryUnavailable, LdapDirectory, type PersonDirectory } from './ldap-directory.ts';
-import { parseDirectorySettings } from './settings.ts';
+import { configSchema, parseDirectorySettings, type LdapPluginSettings } from './settings.ts';
 
 /** Longer login IDs and passwords are no one's: refused before they reach the directory. */
 const MAX_LOGIN_ID_LENGTH = 256;
@@ -105,13 +105,7 @@ export class DirectoryDriver implements AuthDriver {
   }
 }
 
-const setting = { type: 'string' };
-const milliseconds = { type: 'string', pattern: '^[0-9]+$', description: 'a whole number of milliseconds' };
-
-/** The settings as the schema checked them: every one a text; parseDirectorySettings reads their meaning. */
-type DirectorySettingTexts = Record<string, string | undefined>;
-
-export const manifest: PluginManifest<DirectorySettingTexts> = {
+export const manifest: PluginManifest<LdapPluginSettings> = {
   name: 'auth-ldap',
   host: '^1',
   method: {
@@ -120,26 +114,7 @@ export const manifest: PluginManifest<DirectorySettingTexts> = {
     phase: 'credentials',
   },
   settingsPrefixes: ['SERVICE_JNDI_'],
-  configSchema: {
-    type: 'object',
-    properties: {
-      SERVICE_JNDI_FACTORY: setting,
-      SERVICE_JNDI_URL: setting,
-      SERVICE_JNDI_USER: setting,
-      SERVICE_JNDI_PASSWORD: setting,
-      SERVICE_JNDI_CONTEXT: setting,
-      SERVICE_JNDI_FILTER: setting,
-      SERVICE_JNDI_GROUP_ID: setting,
-      SERVICE_JNDI_TENANT_ID: setting,
-      SERVICE_JNDI_COMMON_NAME: setting,
-      SERVICE_JNDI_FAMILY_NAME: setting,
-      SERVICE_JNDI_TENANT_NAME: setting,
-      SERVICE_JNDI_GIVEN_NAME: setting,
-      SERVICE_JNDI_CONNECT_TIMEOUT: milliseconds,
-      SERVICE_JNDI_READ_TIMEOUT: milliseconds,
-      SERVICE_AUTH_CACHE_TTL: milliseconds,
-    },
-  },
+  configSchema,
   // Read before any storage is opened, so a missing or malformed setting stops the start at once.
   checkSettings: (settings) => void parseDirectorySettings(settings),
   register(host: PluginHost, settings) {
@@ -147,7 +122,7 @@ export const manifest: PluginManifest<DirectorySettingTexts> = {
     const directory = new LdapDirectory(directorySettings, host.log);
     const driver = new DirectoryDriver({
       directory,
-      signIns: new CredentialCache<ExternalIdentity>({ ttlMs: Number(settings.SERVICE_AUTH_CACHE_TTL || 10_000) }),
+      signIns: new CredentialCache<ExternalIdentity>({ ttlMs: settings.SERVICE_AUTH_CACHE_TTL }),
       throttle: new SignInThrottle(),
     });
     host.addAuthDriver(driver);

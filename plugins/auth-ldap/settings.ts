@@ -2,7 +2,10 @@
  * The settings of directory sign-in (specification, method 3), read and
  * checked once at start: a directory that cannot be reached at all, or a
  * filter that cannot find anyone, must stop the start naming the setting,
- * not turn every sign-in into a puzzle.
+ * not turn every sign-in into a puzzle. The schema (configSchema) checks,
+ * converts and defaults what it can say; parseDirectorySettings takes its
+ * typed result and checks the rest: the settings the method cannot do
+ * without, the URL and the filter.
  *
  * Beyond the specification, in the spirit of JNDI's
  * `com.sun.jndi.ldap.connect.timeout` and `com.sun.jndi.ldap.read.timeout`:
@@ -41,38 +44,85 @@ export interface DirectorySettings {
   timeoutMs: number;
 }
 
-type Env = Record<string, string | undefined>;
-
-const ATTRIBUTE_SETTINGS: [keyof AttributeNames, string][] = [
+const ATTRIBUTE_SETTINGS = [
   ['groups', 'SERVICE_JNDI_GROUP_ID'],
   ['tenantId', 'SERVICE_JNDI_TENANT_ID'],
   ['commonName', 'SERVICE_JNDI_COMMON_NAME'],
   ['familyName', 'SERVICE_JNDI_FAMILY_NAME'],
   ['givenName', 'SERVICE_JNDI_GIVEN_NAME'],
   ['tenantName', 'SERVICE_JNDI_TENANT_NAME'],
-];
+] as const satisfies readonly [keyof AttributeNames, keyof LdapPluginSettings][];
+
+/** The settings as the schema makes them: timeouts are numbers, every one with a default has it. */
+export interface LdapPluginSettings {
+  SERVICE_JNDI_FACTORY?: string;
+  SERVICE_JNDI_URL?: string;
+  SERVICE_JNDI_USER?: string;
+  SERVICE_JNDI_PASSWORD?: string;
+  SERVICE_JNDI_CONTEXT?: string;
+  SERVICE_JNDI_FILTER: string;
+  SERVICE_JNDI_GROUP_ID?: string;
+  SERVICE_JNDI_TENANT_ID?: string;
+  SERVICE_JNDI_COMMON_NAME?: string;
+  SERVICE_JNDI_FAMILY_NAME?: string;
+  SERVICE_JNDI_TENANT_NAME?: string;
+  SERVICE_JNDI_GIVEN_NAME?: string;
+  SERVICE_JNDI_CONNECT_TIMEOUT: number;
+  SERVICE_JNDI_READ_TIMEOUT: number;
+  SERVICE_AUTH_CACHE_TTL: number;
+}
 
 // An attribute description (RFC 4512): a name or an OID, without options.
-const ATTRIBUTE_NAME = /^(?:[A-Za-z][A-Za-z0-9-]*|\d+(?:\.\d+)+)$/;
+const attributeName = {
+  type: 'string', pattern: '^(?:[A-Za-z][A-Za-z0-9-]*|[0-9]+(?:\\.[0-9]+)+)$',
+  description: 'an LDAP attribute name such as memberOf or departmentNumber',
+};
+const timeout = {
+  type: 'integer', minimum: 1, maximum: 600_000, default: DEFAULT_TIMEOUT_MS,
+  description: 'a whole number of milliseconds from 1 to 600000',
+};
 
-function text(env: Env, name: string): string | undefined {
-  const value = env[name]?.trim();
-  return value ? value : undefined;
+/**
+ * What the schema can say. URL, search user and password are not in
+ * `required`: blanks alone count as unset there, and the refusal says why
+ * the method needs them; parseDirectorySettings checks those, and parses
+ * the URL and the filter.
+ */
+export const configSchema = {
+  type: 'object',
+  properties: {
+    SERVICE_JNDI_FACTORY: {
+      type: 'string', enum: [STANDARD_FACTORY],
+      description: `the standard LDAP context factory ${STANDARD_FACTORY}, the only one supported (or left empty)`,
+    },
+    SERVICE_JNDI_URL: { type: 'string' },
+    SERVICE_JNDI_USER: { type: 'string' },
+    SERVICE_JNDI_PASSWORD: { type: 'string' },
+    SERVICE_JNDI_CONTEXT: { type: 'string' },
+    SERVICE_JNDI_FILTER: {
+      type: 'string', default: DEFAULT_FILTER,
+      description: 'an LDAP filter (RFC 4515) with the placeholder {0} for the login ID, e.g. (&(objectClass=person)(uid={0}))',
+    },
+    ...Object.fromEntries(ATTRIBUTE_SETTINGS.map(([, setting]) => [setting, attributeName])),
+    SERVICE_JNDI_CONNECT_TIMEOUT: timeout,
+    SERVICE_JNDI_READ_TIMEOUT: timeout,
+    // The same as auth-basic's and auth-oidc's: one setting, one meaning.
+    SERVICE_AUTH_CACHE_TTL: {
+      type: 'integer', minimum: 0, maximum: 999_999_999, default: 10_000,
+      description: 'a whole number of milliseconds from 0 to 999999999',
+    },
+  },
+};
+
+/** A text setting with its surrounding blanks dropped; blanks alone count as unset, as an empty value does. */
+function text(value: string | undefined): string | undefined {
+  return value?.trim() || undefined;
 }
 
-function required(env: Env, name: string, why: string): string {
-  const value = text(env, name);
-  if (value === undefined) throw new ConfigError(name, `is required with SERVICE_JNDI_AUTHENTICATION=true (${why})`);
-  return value;
-}
-
-function milliseconds(env: Env, name: string): number {
-  const value = text(env, name);
-  if (value === undefined) return DEFAULT_TIMEOUT_MS;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 600_000) {
-    throw new ConfigError(name, 'must be a whole number of milliseconds from 1 to 600000');
-  }
-  return Number(value);
+function required(value: string | undefined, name: string, why: string): string {
+  const v = text(value);
+  if (v === undefined) throw new ConfigError(name, `is required with SERVICE_JNDI_AUTHENTICATION=true (${why})`);
+  return v;
 }
 
 /** `ldap://host:port/base` → the address to connect to and the name searches are relative to. */
@@ -100,8 +150,7 @@ function parseUrl(value: string): { url: string; baseDn: string } {
   return { url: `${parsed.protocol}//${parsed.host}`, baseDn };
 }
 
-function parseFilter(value: string | undefined): string {
-  const template = value ?? DEFAULT_FILTER;
+function parseFilter(template: string): string {
   if (!template.includes('{0}')) throw new ConfigError('SERVICE_JNDI_FILTER', 'must contain the placeholder {0} for the login ID');
   const filter = template.startsWith('(') ? template : `(${template})`;
   // RFC 4515 values escape their parentheses, so every one in the template is syntax and must pair up.
@@ -119,39 +168,30 @@ function parseFilter(value: string | undefined): string {
   return filter;
 }
 
-function attributeNames(env: Env): AttributeNames {
-  const names: AttributeNames = {};
-  for (const [part, setting] of ATTRIBUTE_SETTINGS) {
-    const name = text(env, setting);
-    if (name === undefined) continue;
-    if (!ATTRIBUTE_NAME.test(name)) throw new ConfigError(setting, 'must be an LDAP attribute name such as memberOf or departmentNumber');
-    names[part] = name;
-  }
-  return names;
-}
-
-export function parseDirectorySettings(env: Env): DirectorySettings {
-  const factory = text(env, 'SERVICE_JNDI_FACTORY');
-  if (factory !== undefined && factory !== STANDARD_FACTORY) {
-    throw new ConfigError('SERVICE_JNDI_FACTORY', `only the standard LDAP context factory ${STANDARD_FACTORY} is supported (or leave it empty)`);
-  }
-  const { url, baseDn } = parseUrl(required(env, 'SERVICE_JNDI_URL', 'the directory to sign in against'));
-  const searchUser = required(env, 'SERVICE_JNDI_USER', 'the search user');
+/** The structured settings the directory uses, from the settings as the schema made them (checkPluginConfig). */
+export function parseDirectorySettings(settings: LdapPluginSettings): DirectorySettings {
+  const { url, baseDn } = parseUrl(required(settings.SERVICE_JNDI_URL, 'SERVICE_JNDI_URL', 'the directory to sign in against'));
+  const searchUser = required(settings.SERVICE_JNDI_USER, 'SERVICE_JNDI_USER', 'the search user');
   // Not trimmed: a password may well end in a blank. An empty one would be an unauthenticated bind.
-  const searchPassword = env.SERVICE_JNDI_PASSWORD ?? '';
+  const searchPassword = settings.SERVICE_JNDI_PASSWORD;
   if (!searchPassword) {
     throw new ConfigError('SERVICE_JNDI_PASSWORD', 'is required with SERVICE_JNDI_AUTHENTICATION=true: unauthenticated binds are not supported');
   }
-  const context = text(env, 'SERVICE_JNDI_CONTEXT');
-  const searchBase = [context, baseDn].filter(Boolean).join(',');
+  const searchBase = [text(settings.SERVICE_JNDI_CONTEXT), baseDn].filter(Boolean).join(',');
+  const attributes: AttributeNames = {};
+  for (const [part, setting] of ATTRIBUTE_SETTINGS) {
+    const name = settings[setting];
+    if (name !== undefined) attributes[part] = name;
+  }
   return {
     url,
     searchUser,
     searchPassword,
     searchBase,
-    filter: parseFilter(text(env, 'SERVICE_JNDI_FILTER')),
-    attributes: attributeNames(env),
-    connectTimeoutMs: milliseconds(env, 'SERVICE_JNDI_CONNECT_TIMEOUT'),
-    timeoutMs: milliseconds(env, 'SERVICE_JNDI_READ_TIMEOUT'),
+    // A filter of blanks is no filter: the default, as it always was.
+    filter: parseFilter(text(settings.SERVICE_JNDI_FILTER) ?? DEFAULT_FILTER),
+    attributes,
+    connectTimeoutMs: settings.SERVICE_JNDI_CONNECT_TIMEOUT,
+    timeoutMs: settings.SERVICE_JNDI_READ_TIMEOUT,
   };
 }

@@ -13,19 +13,19 @@ import type { PluginHost, PluginManifest } from '../../runtime/host.ts';
 import { VerifiedTokens } from './cache.ts';
 import { METHOD, OidcDriver } from './driver.ts';
 import { IdentityProvider } from './provider.ts';
-import { configSchema, readSettings } from './settings.ts';
+import { configSchema, readSettings, type OidcPluginSettings } from './settings.ts';
 import { TokenVerifier, type VerifiedToken } from './verify.ts';
 
-export const manifest: PluginManifest<Record<string, string | undefined>> = {
+export const manifest: PluginManifest<OidcPluginSettings> = {
   name: 'auth-oidc',
   host: '^1',
   method: { name: METHOD, on: { setting: 'SERVICE_OIDC_AUTHENTICATION' }, phase: 'bearer' },
   settingsPrefixes: ['SERVICE_OIDC_'],
   configSchema,
   // Read before any storage is opened, so a missing or malformed setting stops the start at once.
-  checkSettings: (texts) => void readSettings(texts),
-  register(host: PluginHost, texts) {
-    const settings = readSettings(texts);
+  checkSettings: (settings) => void readSettings(settings),
+  register(host: PluginHost, pluginSettings) {
+    const settings = readSettings(pluginSettings);
     const provider = new IdentityProvider(settings.providerUrl, host.log);
     const cache = new VerifiedTokens<VerifiedToken>({ ttlMs: settings.cacheTtlMs });
     host.addAuthDriver(new OidcDriver(new TokenVerifier(settings, provider, cache), host.log));

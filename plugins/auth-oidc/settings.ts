@@ -1,9 +1,10 @@
 /**
  * The settings of OpenID Connect bearer authentication (specification,
- * method 4). The JSON schema is checked before the plugin registers; the
- * provider URL, which a pattern cannot judge well, is checked here. Either
- * failure stops the start with a ConfigError naming the setting: the service
- * never starts with the method half set up.
+ * method 4). The JSON schema checks, converts and defaults them before the
+ * plugin registers; the provider URL, which a pattern cannot judge well, is
+ * checked here, by readSettings, which takes the typed settings and returns
+ * what the driver uses. Either failure stops the start with a ConfigError
+ * naming the setting: the service never starts with the method half set up.
  *
  * Decisions where the specification is silent:
  * - SERVICE_OIDC_PROVIDER_URL must be https, except for loopback hosts
@@ -24,20 +25,45 @@ import { ConfigError } from '../../runtime/host.ts';
 /** A claim name: what a provider may put in a token (no whitespace). */
 const CLAIM_NAME = '^\\S{1,200}$';
 
-const CLAIM_SETTINGS = [
-  'SERVICE_OIDC_JWT_USER_ID', 'SERVICE_OIDC_JWT_SUB_ID', 'SERVICE_OIDC_JWT_GROUP_ID', 'SERVICE_OIDC_JWT_TENANT_ID',
-  'SERVICE_OIDC_JWT_CLIENT_ID', 'SERVICE_OIDC_JWT_USER_NAME', 'SERVICE_OIDC_JWT_FAMILY_NAME', 'SERVICE_OIDC_JWT_GIVEN_NAME',
-  'SERVICE_OIDC_JWT_TENANT_NAME',
-];
+const claimName = { type: 'string', pattern: CLAIM_NAME, description: 'a claim name of at most 200 characters, without spaces' };
+
+/** The settings as the schema makes them: the three the method needs are there, the client-ID claim and the cache time have their defaults. */
+export interface OidcPluginSettings {
+  SERVICE_OIDC_CLIENT_ID: string;
+  SERVICE_OIDC_PROVIDER_URL: string;
+  SERVICE_OIDC_PROVIDER_NAME?: string;
+  SERVICE_OIDC_JWT_USER_ID: string;
+  SERVICE_OIDC_JWT_SUB_ID?: string;
+  SERVICE_OIDC_JWT_GROUP_ID?: string;
+  SERVICE_OIDC_JWT_TENANT_ID?: string;
+  SERVICE_OIDC_JWT_CLIENT_ID: string;
+  SERVICE_OIDC_JWT_USER_NAME?: string;
+  SERVICE_OIDC_JWT_FAMILY_NAME?: string;
+  SERVICE_OIDC_JWT_GIVEN_NAME?: string;
+  SERVICE_OIDC_JWT_TENANT_NAME?: string;
+  SERVICE_AUTH_CACHE_TTL: number;
+}
 
 export const configSchema = {
   type: 'object',
   properties: {
-    ...Object.fromEntries(CLAIM_SETTINGS.map((name) => [name, { type: 'string', pattern: CLAIM_NAME, description: 'a claim name of at most 200 characters, without spaces' }])),
+    SERVICE_OIDC_JWT_USER_ID: claimName,
+    SERVICE_OIDC_JWT_SUB_ID: claimName,
+    SERVICE_OIDC_JWT_GROUP_ID: claimName,
+    SERVICE_OIDC_JWT_TENANT_ID: claimName,
+    SERVICE_OIDC_JWT_CLIENT_ID: { ...claimName, default: 'aud' },
+    SERVICE_OIDC_JWT_USER_NAME: claimName,
+    SERVICE_OIDC_JWT_FAMILY_NAME: claimName,
+    SERVICE_OIDC_JWT_GIVEN_NAME: claimName,
+    SERVICE_OIDC_JWT_TENANT_NAME: claimName,
     SERVICE_OIDC_CLIENT_ID: { type: 'string', pattern: '^\\S{1,500}$', description: 'a client ID of at most 500 characters, without spaces' },
     SERVICE_OIDC_PROVIDER_URL: { type: 'string', pattern: '^https?://\\S+$', description: 'an http:// or https:// URL' },
     SERVICE_OIDC_PROVIDER_NAME: { type: 'string' },
-    SERVICE_AUTH_CACHE_TTL: { type: 'string', pattern: '^[0-9]{1,9}$', description: 'a whole number of milliseconds, at most 999999999' },
+    // The same as auth-basic's and auth-ldap's: one setting, one meaning.
+    SERVICE_AUTH_CACHE_TTL: {
+      type: 'integer', minimum: 0, maximum: 999_999_999, default: 10_000,
+      description: 'a whole number of milliseconds from 0 to 999999999',
+    },
   },
   // The order is the order of the error message: the first missing one is named.
   required: ['SERVICE_OIDC_CLIENT_ID', 'SERVICE_OIDC_PROVIDER_URL', 'SERVICE_OIDC_JWT_USER_ID'],
@@ -67,30 +93,25 @@ export interface OidcSettings {
   cacheTtlMs: number;
 }
 
-/** Reads the (schema-checked) settings; an empty value counts as unset. */
-export function readSettings(env: Record<string, string | undefined>): OidcSettings {
-  const value = (name: string) => env[name]?.trim() || undefined;
-  const required = (name: string) => {
-    const v = value(name);
-    if (!v) throw new ConfigError(name, 'must be set when SERVICE_OIDC_AUTHENTICATION is true');
-    return v;
-  };
+/** The structured settings the method uses, from the settings as the schema made them (checkPluginConfig). */
+export function readSettings(settings: OidcPluginSettings): OidcSettings {
   return {
-    clientId: required('SERVICE_OIDC_CLIENT_ID'),
-    providerUrl: providerUrl(required('SERVICE_OIDC_PROVIDER_URL')),
-    providerName: value('SERVICE_OIDC_PROVIDER_NAME'),
+    clientId: settings.SERVICE_OIDC_CLIENT_ID,
+    providerUrl: providerUrl(settings.SERVICE_OIDC_PROVIDER_URL),
+    // Any text, only logged: blanks alone are no name.
+    providerName: settings.SERVICE_OIDC_PROVIDER_NAME?.trim() || undefined,
     claims: {
-      loginId: required('SERVICE_OIDC_JWT_USER_ID'),
-      subjectId: value('SERVICE_OIDC_JWT_SUB_ID'),
-      groups: value('SERVICE_OIDC_JWT_GROUP_ID'),
-      tenantId: value('SERVICE_OIDC_JWT_TENANT_ID'),
-      clientId: value('SERVICE_OIDC_JWT_CLIENT_ID') ?? 'aud',
-      userName: value('SERVICE_OIDC_JWT_USER_NAME'),
-      familyName: value('SERVICE_OIDC_JWT_FAMILY_NAME'),
-      givenName: value('SERVICE_OIDC_JWT_GIVEN_NAME'),
-      tenantName: value('SERVICE_OIDC_JWT_TENANT_NAME'),
+      loginId: settings.SERVICE_OIDC_JWT_USER_ID,
+      subjectId: settings.SERVICE_OIDC_JWT_SUB_ID,
+      groups: settings.SERVICE_OIDC_JWT_GROUP_ID,
+      tenantId: settings.SERVICE_OIDC_JWT_TENANT_ID,
+      clientId: settings.SERVICE_OIDC_JWT_CLIENT_ID,
+      userName: settings.SERVICE_OIDC_JWT_USER_NAME,
+      familyName: settings.SERVICE_OIDC_JWT_FAMILY_NAME,
+      givenName: settings.SERVICE_OIDC_JWT_GIVEN_NAME,
+      tenantName: settings.SERVICE_OIDC_JWT_TENANT_NAME,
     },
-    cacheTtlMs: Number(value('SERVICE_AUTH_CACHE_TTL') ?? 10_000),
+    cacheTtlMs: settings.SERVICE_AUTH_CACHE_TTL,
   };
 }
 

@@ -7,9 +7,9 @@
  */
 import type { PluginHost, PluginManifest } from '../../runtime/host.ts';
 import { ApiKeyGate, METHOD, PreAuthDriver } from './driver.ts';
-import { configSchema, readSettings } from './settings.ts';
+import { configSchema, readSettings, type PreAuthPluginSettings } from './settings.ts';
 
-export const manifest: PluginManifest<Record<string, string | undefined>> = {
+export const manifest: PluginManifest<PreAuthPluginSettings> = {
   name: 'auth-preauth',
   host: '^1',
   method: {
@@ -24,8 +24,8 @@ export const manifest: PluginManifest<Record<string, string | undefined>> = {
   // SERVICE_OIDC_JWT_* and SERVICE_OIDC_CLIENT_ID are read here too, but the prefix is auth-oidc's.
   settingsPrefixes: ['SERVICE_REMOTE_USER', 'SERVICE_API_KEY'],
   configSchema,
-  register(host: PluginHost, texts) {
-    const settings = readSettings(texts);
+  register(host: PluginHost, pluginSettings) {
+    const settings = readSettings(pluginSettings);
     if (settings.usesDeprecatedAlias) {
       host.log.warn({ setting: 'SERVICE_REMOTE_USER' }, 'SERVICE_REMOTE_USER is deprecated; use SERVICE_REMOTE_USER_ID');
     }

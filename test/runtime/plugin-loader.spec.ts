@@ -50,6 +50,26 @@ describe('plugin loader', () => {
     expect(() => loadPlugins(PLUGINS, { SERVICE_QUERY_POOL_SIZE: '100' })).to.throw(ConfigError, 'SERVICE_QUERY_POOL_SIZE: must be a whole number from 1 to 99 (plugin query)');
   });
 
+  it('hands the sign-in plugins their settings typed and defaulted, and declares a setting several read the same in each', () => {
+    const directoryAndOidc = {
+      SERVICE_JNDI_AUTHENTICATION: 'true', SERVICE_JNDI_URL: 'ldap://directory.example.org', SERVICE_JNDI_USER: 'cn=search', SERVICE_JNDI_PASSWORD: 'search-Secret-1',
+      SERVICE_JNDI_READ_TIMEOUT: '2500', SERVICE_OIDC_AUTHENTICATION: 'true', SERVICE_OIDC_CLIENT_ID: 'metadata-service',
+      SERVICE_OIDC_PROVIDER_URL: 'https://login.example.com', SERVICE_OIDC_JWT_USER_ID: 'preferred_username', SERVICE_AUTH_CACHE_TTL: '2500',
+    };
+    const settingsOf = (env: Record<string, string>) => Object.fromEntries(loadPlugins(PLUGINS, env).plugins.map((p) => [p.manifest.name, p.settings]));
+    const loaded = settingsOf(directoryAndOidc);
+    expect(loaded['auth-ldap']).to.include({ SERVICE_JNDI_READ_TIMEOUT: 2500, SERVICE_JNDI_CONNECT_TIMEOUT: 5000, SERVICE_JNDI_FILTER: 'uid={0}', SERVICE_AUTH_CACHE_TTL: 2500 });
+    expect(loaded['auth-oidc']).to.include({ SERVICE_OIDC_JWT_CLIENT_ID: 'aud', SERVICE_AUTH_CACHE_TTL: 2500 });
+    expect(settingsOf({ SERVICE_PRE_AUTHENTICATION: 'true', SERVICE_REMOTE_USER_ID: 'X-User' })['auth-preauth'])
+      .to.deep.equal({ SERVICE_REMOTE_USER_ID: 'X-User', SERVICE_OIDC_JWT_CLIENT_ID: 'aud' });
+    // Password, directory and bearer sign-ins all remember for SERVICE_AUTH_CACHE_TTL: one definition, so no plugin accepts what another refuses.
+    const ttl = PLUGINS.flatMap((p) => (p.configSchema as { properties?: Record<string, object> } | undefined)?.properties?.SERVICE_AUTH_CACHE_TTL ?? []);
+    expect(ttl).to.have.length(3);
+    for (const schema of ttl) expect(schema).to.deep.equal(ttl[0]);
+    expect(() => loadPlugins(PLUGINS, { ...directoryAndOidc, SERVICE_AUTH_CACHE_TTL: '1000000000' }))
+      .to.throw(ConfigError, /^SERVICE_AUTH_CACHE_TTL: must be a whole number of milliseconds from 0 to 999999999 \(plugin auth-\w+\)$/);
+  });
+
   describe('sign-in methods from their declarations', () => {
     const declared = PLUGINS.flatMap((p) => (p.method ? [p.method] : []));
     const gateway: SignInMethod = { name: 'gateway', on: { setting: 'SERVICE_GATEWAY_AUTHENTICATION' }, phase: 'credentials' };

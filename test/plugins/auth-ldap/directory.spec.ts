@@ -8,11 +8,12 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { Context } from 'koa';
 import { CredentialCache } from '../../../runtime/auth/credential-cache.ts';
 import { SignInThrottle } from '../../../runtime/auth/throttle.ts';
-import { DirectoryDriver } from '../../../plugins/auth-ldap/index.ts';
+import { DirectoryDriver, manifest } from '../../../plugins/auth-ldap/index.ts';
 import { DirectoryUnavailable, LdapDirectory } from '../../../plugins/auth-ldap/ldap-directory.ts';
 import { parseDirectorySettings } from '../../../plugins/auth-ldap/settings.ts';
 import type { AuthResult, ExternalIdentity } from '../../../runtime/auth/types.ts';
 import { ServiceError } from '../../../runtime/errors.ts';
+import { checkPluginConfig } from '../../../runtime/plugins.ts';
 import type { Slapd } from '../../helpers/slapd.ts';
 import { basic } from '../../helpers/service.ts';
 import { directoryEnv, PEOPLE, startDirectory } from './people.ts';
@@ -55,7 +56,7 @@ describe('auth-ldap against slapd', () => {
 
   function directory(extra: Record<string, string> = {}) {
     const log = recorder();
-    const d = new LdapDirectory(parseDirectorySettings(directoryEnv(slapd, extra)), log);
+    const d = new LdapDirectory(parseDirectorySettings(checkPluginConfig(manifest, directoryEnv(slapd, extra))), log);
     opened.push(d);
     return { directory: d, log };
   }

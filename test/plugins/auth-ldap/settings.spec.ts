@@ -3,6 +3,7 @@ import { ConfigError } from '../../../runtime/config.ts';
 import { DEFAULT_TIMEOUT_MS, parseDirectorySettings } from '../../../plugins/auth-ldap/settings.ts';
 import { manifest } from '../../../plugins/auth-ldap/index.ts';
 import { methodsOn } from '../../../runtime/auth/methods.ts';
+import { checkPluginConfig } from '../../../runtime/plugins.ts';
 import { startService } from '../../helpers/service.ts';
 
 const BASE = {
@@ -12,10 +13,15 @@ const BASE = {
   SERVICE_JNDI_PASSWORD: 'search-Secret-1',
 };
 
+/** What the directory gets from an operator's settings: checked, converted and defaulted by the schema first, as at start. */
+function settingsOf(env: Record<string, string | undefined>) {
+  return parseDirectorySettings(checkPluginConfig(manifest, env));
+}
+
 /** The setting a ConfigError names, or fails. */
 function refused(env: Record<string, string | undefined>): { setting: string; message: string } {
   try {
-    parseDirectorySettings(env);
+    settingsOf(env);
   } catch (err) {
     expect(err).to.be.instanceOf(ConfigError);
     return { setting: (err as ConfigError).setting, message: (err as ConfigError).message };
@@ -25,7 +31,7 @@ function refused(env: Record<string, string | undefined>): { setting: string; me
 
 describe('auth-ldap settings', () => {
   it('has the specification\'s defaults: filter uid={0}, the standard factory, no attributes, no context', () => {
-    const s = parseDirectorySettings(BASE);
+    const s = settingsOf(BASE);
     expect(s).to.deep.equal({
       url: 'ldap://directory.example.org:389',
       searchUser: BASE.SERVICE_JNDI_USER,
@@ -39,7 +45,7 @@ describe('auth-ldap settings', () => {
   });
 
   it('reads every setting of the table', () => {
-    const s = parseDirectorySettings({
+    const s = settingsOf({
       ...BASE,
       SERVICE_JNDI_FACTORY: 'com.sun.jndi.ldap.LdapCtxFactory',
       SERVICE_JNDI_URL: 'ldaps://directory.example.org',
@@ -65,15 +71,15 @@ describe('auth-ldap settings', () => {
   });
 
   it('resolves the context below a name in the URL, as JNDI does', () => {
-    const s = parseDirectorySettings({ ...BASE, SERVICE_JNDI_URL: 'ldap://h:10389/dc=example,dc=org', SERVICE_JNDI_CONTEXT: 'ou=people' });
+    const s = settingsOf({ ...BASE, SERVICE_JNDI_URL: 'ldap://h:10389/dc=example,dc=org', SERVICE_JNDI_CONTEXT: 'ou=people' });
     expect(s.url).to.equal('ldap://h:10389');
     expect(s.searchBase).to.equal('ou=people,dc=example,dc=org');
-    const encoded = parseDirectorySettings({ ...BASE, SERVICE_JNDI_URL: 'ldap://h/o=M%C3%BCller%20AG' });
+    const encoded = settingsOf({ ...BASE, SERVICE_JNDI_URL: 'ldap://h/o=M%C3%BCller%20AG' });
     expect(encoded.searchBase).to.equal('o=Müller AG');
   });
 
   it('keeps the search password as given, blanks included', () => {
-    expect(parseDirectorySettings({ ...BASE, SERVICE_JNDI_PASSWORD: ' pass word ' }).searchPassword).to.equal(' pass word ');
+    expect(settingsOf({ ...BASE, SERVICE_JNDI_PASSWORD: ' pass word ' }).searchPassword).to.equal(' pass word ');
   });
 
   const refusals: [string, Record<string, string | undefined>, string, RegExp][] = [
@@ -94,6 +100,8 @@ describe('auth-ldap settings', () => {
     ['an attribute name with a filter', { SERVICE_JNDI_TENANT_NAME: 'o)(uid=*' }, 'SERVICE_JNDI_TENANT_NAME', /attribute name/],
     ['a timeout that is no number', { SERVICE_JNDI_READ_TIMEOUT: '5s' }, 'SERVICE_JNDI_READ_TIMEOUT', /milliseconds/],
     ['a zero connect timeout', { SERVICE_JNDI_CONNECT_TIMEOUT: '0' }, 'SERVICE_JNDI_CONNECT_TIMEOUT', /milliseconds/],
+    ['a read timeout beyond ten minutes', { SERVICE_JNDI_READ_TIMEOUT: '600001' }, 'SERVICE_JNDI_READ_TIMEOUT', /from 1 to 600000/],
+    ['a negative cache time', { SERVICE_AUTH_CACHE_TTL: '-1' }, 'SERVICE_AUTH_CACHE_TTL', /milliseconds/],
   ];
   for (const [what, change, setting, message] of refusals) {
     it(`refuses ${what}, naming ${setting}`, () => {
@@ -106,9 +114,11 @@ describe('auth-ldap settings', () => {
   }
 
   it('accepts an empty factory, OIDs as attribute names and a filter in parentheses of its own', () => {
-    const s = parseDirectorySettings({ ...BASE, SERVICE_JNDI_FACTORY: '', SERVICE_JNDI_GROUP_ID: '2.5.4.11', SERVICE_JNDI_FILTER: '(sAMAccountName={0})' });
+    const s = settingsOf({ ...BASE, SERVICE_JNDI_FACTORY: '', SERVICE_JNDI_GROUP_ID: '2.5.4.11', SERVICE_JNDI_FILTER: '(sAMAccountName={0})' });
     expect(s.attributes.groups).to.equal('2.5.4.11');
     expect(s.filter).to.equal('(sAMAccountName={0})');
+    // Blanks alone are no filter, as an empty value is none: the default.
+    expect(settingsOf({ ...BASE, SERVICE_JNDI_FILTER: '  ' }).filter).to.equal('(uid={0})');
   });
 
   it('is switched on by SERVICE_JNDI_AUTHENTICATION alone', () => {

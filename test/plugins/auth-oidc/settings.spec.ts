@@ -5,7 +5,9 @@
 import { expect } from 'chai';
 import { ConfigError } from '../../../runtime/config.ts';
 import { startService } from '../../helpers/service.ts';
+import { manifest } from '../../../plugins/auth-oidc/index.ts';
 import { isLoopback, providerUrl, readSettings } from '../../../plugins/auth-oidc/settings.ts';
+import { checkPluginConfig } from '../../../runtime/plugins.ts';
 import { freePort } from '../../helpers/oidc-provider.ts';
 import { oidcEnv } from './helpers.ts';
 
@@ -83,8 +85,11 @@ describe('OpenID Connect: settings', function () {
   });
 
   describe('readSettings', () => {
+    /** What the driver gets from an operator's settings: checked, converted and defaulted by the schema first, as at start. */
+    const settingsOf = (env: Record<string, string | undefined>) => readSettings(checkPluginConfig(manifest, env));
+
     it('reads every claim name, defaults the client-ID claim to aud, and strips the trailing slash of the provider URL', () => {
-      const s = readSettings({ ...oidcEnv(`${PROVIDER}/`), SERVICE_AUTH_CACHE_TTL: '2500' });
+      const s = settingsOf({ ...oidcEnv(`${PROVIDER}/`), SERVICE_AUTH_CACHE_TTL: '2500' });
       expect(s.providerUrl).to.equal(PROVIDER);
       expect(s.clientId).to.equal('metadata-service');
       expect(s.cacheTtlMs).to.equal(2500);
@@ -92,7 +97,7 @@ describe('OpenID Connect: settings', function () {
         loginId: 'login_id', subjectId: 'sub', groups: 'groups', tenantId: 'tenant_id', clientId: 'aud',
         userName: 'name', familyName: 'family_name', givenName: 'given_name', tenantName: 'tenant_name',
       });
-      expect(readSettings({ ...oidcEnv(PROVIDER), SERVICE_OIDC_JWT_CLIENT_ID: 'azp', SERVICE_OIDC_JWT_SUB_ID: '' }).claims).to.include({ clientId: 'azp', subjectId: undefined });
+      expect(settingsOf({ ...oidcEnv(PROVIDER), SERVICE_OIDC_JWT_CLIENT_ID: 'azp', SERVICE_OIDC_JWT_SUB_ID: '' }).claims).to.include({ clientId: 'azp', subjectId: undefined });
     });
 
     it('allows http only for loopback hosts', () => {

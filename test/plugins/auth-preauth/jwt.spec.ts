@@ -12,8 +12,10 @@ import http from 'node:http';
 import { generateKeyPair, SignJWT } from 'jose';
 import Koa from 'koa';
 import { PreAuthDriver } from '../../../plugins/auth-preauth/driver.ts';
+import { manifest } from '../../../plugins/auth-preauth/index.ts';
 import { readSettings } from '../../../plugins/auth-preauth/settings.ts';
 import { ServiceError } from '../../../runtime/errors.ts';
+import { checkPluginConfig } from '../../../runtime/plugins.ts';
 import { ADMIN, logLines, startService, type TestService } from '../../helpers/service.ts';
 import { createDatabaseAs, createTenantAs, createUserAs, PREAUTH_ENV, proxied, rawRequest, sessionOf, USER_HEADER, utf8Bytes, unsignedJwt } from './helpers.ts';
 
@@ -44,10 +46,10 @@ const FULL_CLAIMS = {
   given_name: 'Jay', tenant: 'Alpha', preferred_username: ADMIN.loginId, aud: 'metadata-ui',
 };
 
-/** A real port serving what the driver, built from `env` as the plugin builds it, reads from a request. */
+/** A real port serving what the driver, built from `env` as the plugin builds it (schema first), reads from a request. */
 async function identityServer(env: Record<string, string>) {
   const warnings: object[] = [];
-  const driver = new PreAuthDriver(readSettings(env), { warn: (o) => warnings.push(o) });
+  const driver = new PreAuthDriver(readSettings(checkPluginConfig(manifest, env)), { warn: (o) => warnings.push(o) });
   const app = new Koa();
   app.use(async (ctx) => {
     try {
