@@ -310,19 +310,27 @@ export class QueryEngine {
   }
 }
 
-/** The timeout of one run where the database does not keep it (embedded): interrupts a statement that outlives it. */
+/**
+ * The timeout of one run where the database does not keep it (embedded):
+ * interrupts a statement that outlives it. The clock starts when the
+ * caller's statement is first sent (described), not while the transaction
+ * is set up: a fresh copy's first statements load its catalogue, and on a
+ * busy machine that alone outlasted a 700 ms timeout.
+ */
 class StatementTimer {
   private timedOut = false;
   private running = false;
-  private readonly timer?: NodeJS.Timeout;
+  private timer?: NodeJS.Timeout;
 
-  constructor(timeoutMs: number, interrupt?: () => void) {
-    if (timeoutMs > 0 && interrupt) {
-      this.timer = setTimeout(() => {
-        this.timedOut = true;
-        if (this.running) interrupt();
-      }, timeoutMs);
-    }
+  constructor(private readonly timeoutMs: number, private readonly interrupt?: () => void) {}
+
+  private start() {
+    if (this.timer || this.timeoutMs <= 0 || !this.interrupt) return;
+    const interrupt = this.interrupt;
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      if (this.running) interrupt();
+    }, this.timeoutMs);
   }
 
   get expired() {
@@ -330,6 +338,7 @@ class StatementTimer {
   }
 
   async guard<T>(task: () => Promise<T>): Promise<T> {
+    this.start();
     if (this.timedOut) throw Object.assign(new Error('canceling statement due to statement timeout'), { code: TIMEOUT_CODE });
     this.running = true;
     try {
