@@ -52,15 +52,20 @@ describe('generator/emitters/openapi', () => {
     }
   });
 
-  it('offers POST on a top-level path only for root lists and owned types', () => {
+  it('offers POST on a top-level path only for root lists and types of which a concrete subtype names its parent or stands at the root', () => {
     for (const [plural, typeName] of Object.entries(standardModel.plurals)) {
       const type = standardModel.types[typeName];
-      const creatable = Boolean(standardModel.rootLists[plural] || type.ownerProperty);
+      const creatable = Boolean(standardModel.rootLists[plural]
+        || type.concreteTypes.some((c) => standardModel.types[c].ownerProperty || standardModel.types[c].root));
       expect(document.paths[`/rest/{db}/${plural}`], plural).to.have.property('get');
       expect(Boolean(document.paths[`/rest/{db}/${plural}`].post), plural).to.equal(creatable);
+      // Every top-level list is written as a whole too.
+      expect(operationsOf(document.paths[`/rest/{db}/${plural}`]).filter((m) => m !== 'post'), plural).to.deep.equal(['delete', 'get', 'patch', 'put']);
     }
     expect(document.paths['/rest/{db}/schemes'].post.operationId).to.equal('createScheme');
-    expect(document.paths['/rest/{db}/assets']).not.to.have.property('post');
+    // Attributes name their domain (hasDomain): an asset can be created at the top level as one.
+    expect(document.paths['/rest/{db}/assets'].post.description).to.match(/hasDomain/);
+    expect(document.paths['/rest/{db}/classifiers']).not.to.have.property('post');
   });
 
   it('describes each list of each type, inverse lists read-only', () => {
