@@ -57,6 +57,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/{db}/jobs": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists jobs, newest first
+         * @description With `mine=true`, the caller's own jobs of this database (started under the caller's login ID in the login tenant). Without it, system administrators see every job of the database; administrators every job of their login tenant except those a system administrator started over all tenants; everyone else only their own. Another tenant's jobs are never listed; finished jobs are kept for SERVICE_JOB_RETENTION.
+         */
+        get: operations["listJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/{db}/jobs/{job}/download": {
         parameters: {
             query?: never;
@@ -5483,6 +5513,51 @@ export interface components {
             level: string;
             message: string;
         };
+        /** @description Jobs as HAL JSON, newest first. */
+        QueryJobList: {
+            _embedded: {
+                jobs: components["schemas"]["QueryJobSummary"][];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of jobs the caller sees with these parameters. */
+            total: number;
+        };
+        QueryJobSummary: {
+            _links: {
+                download: components["schemas"]["Link"];
+                logs: components["schemas"]["Link"];
+                statistics: components["schemas"]["Link"];
+            };
+            /** @description When the job was started, in epoch milliseconds. */
+            created: number;
+            /** @description Login ID of the caller who started the job. */
+            createdBy: string;
+            /** @description Milliseconds from start to finish (to now while running); null while queued. */
+            elapsedMs: number | null;
+            /** @description When it completed or failed; null until then. */
+            finished: number | null;
+            /**
+             * @description Format of the result.
+             * @enum {string}
+             */
+            format: "CSV" | "JSON" | "XML";
+            /**
+             * Format: uuid
+             * @description Technical key of the job.
+             */
+            id: string;
+            /**
+             * @description What the job does.
+             * @enum {string}
+             */
+            kind: "query";
+            /** @description When its statement began to run; null while queued. */
+            started: number | null;
+            /** @description The start of the statement (200 characters, white space collapsed); null for jobs started before the list existed. */
+            statement: string | null;
+            /** @enum {string} */
+            status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
+        };
         QuerySettings: {
             /** @description SERVICE_STATEMENT_TIMEOUT. */
             serverStatementTimeout: number;
@@ -6220,6 +6295,48 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listJobs: {
+        parameters: {
+            query?: {
+                /** @description Only the caller's own jobs. */
+                mine?: boolean;
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The jobs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryJobList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
