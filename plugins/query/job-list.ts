@@ -9,7 +9,7 @@
  * tenants (as reading a job by its key allows), everyone else only their
  * own. Another tenant's jobs are never listed. Expired jobs are gone.
  */
-import { createError, schemaOf, type DatabaseInfo, type PluginHost, type Principal } from '../../runtime/host.ts';
+import { createError, schemaOf, UUID, type DatabaseInfo, type PluginHost, type Principal } from '../../runtime/host.ts';
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 
@@ -62,7 +62,7 @@ function pageOf(ctx: Context): Page {
   if (cursor !== undefined) {
     try {
       const [createdUs, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-      if (typeof createdUs === 'string' && /^\d{1,18}$/.test(createdUs) && typeof id === 'string' && /^[0-9a-f-]{36}$/.test(id)) {
+      if (typeof createdUs === 'string' && /^\d{1,18}$/.test(createdUs) && typeof id === 'string' && UUID.test(id)) {
         page.after = { createdUs, id };
       }
     } catch {
