@@ -67,8 +67,9 @@ export async function handleRest(ctx: Context, deps: RestDeps, principal: Princi
   if (!METHODS.includes(ctx.method)) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: METHODS.join(', ') });
   try {
     if (isHistoryPath(deps.model, segments)) {
-      // Only GET is routed here: any other method is 405 with the methods the path has.
-      deps.routes.find(ctx.method, `/rest/{db}/${segments[0]}/{key}/history`);
+      // The route table has only GET here: any other method is 405 with the methods the path has.
+      const { handler } = deps.routes.find(ctx.method, `/rest/{db}/${segments[0]}/{key}/history`);
+      if (handler !== 'readHistory') throw new Error(`route table: ${handler} serves a history path`);
       return await readHistory(call, segments, (types) => authorize(principal, types, false));
     }
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return await read(call, segments);

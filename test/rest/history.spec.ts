@@ -16,7 +16,9 @@ async function expectStatus(r: Response, status: number): Promise<Json> {
   return text ? JSON.parse(text) : {};
 }
 
-describe('REST interface: an object\'s history', () => {
+describe('REST interface: an object\'s history', function () {
+  // A database, a tenant and four users before the first test: on a busy machine that has taken over a minute.
+  this.timeout(180_000);
   let t: TestService;
   let db: string;
   let classifier: Json;

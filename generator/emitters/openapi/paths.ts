@@ -1,7 +1,7 @@
 /**
  * The OpenAPI document's paths that the metamodel decides: one technical-key
- * path and one history path per type plural and one path per list of each type, with the error
- * responses each kind of call can answer with.
+ * path and one history path per type plural and one path per list of each
+ * type, with the error responses each kind of call can answer with.
  *
  * Component schemas are built in `schemas.ts`; the document is put together in `../openapi.ts`.
  */
