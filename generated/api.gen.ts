@@ -57,6 +57,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/{db}/jobs": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists jobs, newest first
+         * @description With `mine=true`, the caller's own jobs of this database (started under the caller's login ID in the login tenant). Without it, system administrators see every job of the database; administrators every job of their login tenant except those a system administrator started over all tenants; everyone else only their own. Another tenant's jobs are never listed; finished jobs are kept for SERVICE_JOB_RETENTION.
+         */
+        get: operations["listJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/{db}/jobs/{job}/download": {
         parameters: {
             query?: never;
@@ -487,6 +517,38 @@ export interface paths {
         patch: operations["updateActivityAttributedTo"];
         trace?: never;
     };
+    "/rest/{db}/activities/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of an Activity
+         * @description Every version of the Activity, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getActivityHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/{db}/assets": {
         parameters: {
             query?: never;
@@ -617,6 +679,38 @@ export interface paths {
          * @description Updates every listed object as PATCH on the object does (creating it if missing). Existing objects that are not listed are deleted only with `operation=REPLACE`.
          */
         patch: operations["updateAssetAttributedTo"];
+        trace?: never;
+    };
+    "/rest/{db}/assets/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of an Asset
+         * @description Every version of the Asset, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getAssetHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/rest/{db}/attributes": {
@@ -831,6 +925,38 @@ export interface paths {
         patch: operations["updateBusinessAttributeDerivedTo"];
         trace?: never;
     };
+    "/rest/{db}/attributes/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of a BusinessAttribute
+         * @description Every version of the BusinessAttribute, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getBusinessAttributeHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/{db}/attributions": {
         parameters: {
             query?: never;
@@ -913,6 +1039,38 @@ export interface paths {
          * @description Sets the given properties and keeps all others; creates the object if it does not exist.
          */
         patch: operations["updateAttribution"];
+        trace?: never;
+    };
+    "/rest/{db}/attributions/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of an Attribution
+         * @description Every version of the Attribution, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getAttributionHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/rest/{db}/classifiers": {
@@ -1089,6 +1247,38 @@ export interface paths {
          * @description Updates every listed object as PATCH on the object does (creating it if missing). Existing objects that are not listed are deleted only with `operation=REPLACE`.
          */
         patch: operations["updateClassifierAttributes"];
+        trace?: never;
+    };
+    "/rest/{db}/classifiers/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of a Classifier
+         * @description Every version of the Classifier, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getClassifierHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/rest/{db}/collections": {
@@ -1363,6 +1553,38 @@ export interface paths {
         patch: operations["updateCollectionEnumerations"];
         trace?: never;
     };
+    "/rest/{db}/collections/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of a Collection
+         * @description Every version of the Collection, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getCollectionHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/{db}/collections/{key}/processings": {
         parameters: {
             query?: never;
@@ -1495,6 +1717,38 @@ export interface paths {
         patch: operations["updateDerivation"];
         trace?: never;
     };
+    "/rest/{db}/derivations/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of a Derivation
+         * @description Every version of the Derivation, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getDerivationHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/{db}/enumerations": {
         parameters: {
             query?: never;
@@ -1621,6 +1875,38 @@ export interface paths {
          * @description Updates every listed object as PATCH on the object does (creating it if missing). Existing objects that are not listed are deleted only with `operation=REPLACE`.
          */
         patch: operations["updateEnumerationAttributedTo"];
+        trace?: never;
+    };
+    "/rest/{db}/enumerations/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of an Enumeration
+         * @description Every version of the Enumeration, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getEnumerationHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/rest/{db}/enumerations/{key}/literals": {
@@ -1799,6 +2085,38 @@ export interface paths {
         patch: operations["updateGroupAttributedTo"];
         trace?: never;
     };
+    "/rest/{db}/groups/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of a Group
+         * @description Every version of the Group, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getGroupHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/{db}/literals": {
         parameters: {
             query?: never;
@@ -1925,6 +2243,38 @@ export interface paths {
          * @description Updates every listed object as PATCH on the object does (creating it if missing). Existing objects that are not listed are deleted only with `operation=REPLACE`.
          */
         patch: operations["updateLiteralAttributedTo"];
+        trace?: never;
+    };
+    "/rest/{db}/literals/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of a Literal
+         * @description Every version of the Literal, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getLiteralHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/rest/{db}/organizations": {
@@ -2105,6 +2455,38 @@ export interface paths {
          * @description Updates every listed object as PATCH on the object does (creating it if missing). Existing objects that are not listed are deleted only with `operation=REPLACE`.
          */
         patch: operations["updateOrganizationGroups"];
+        trace?: never;
+    };
+    "/rest/{db}/organizations/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) or label of the object; a label is percent-encoded. */
+                key: components["parameters"]["RootObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of an Organization
+         * @description Every version of the Organization, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getOrganizationHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/rest/{db}/organizations/{key}/organizations": {
@@ -2335,6 +2717,38 @@ export interface paths {
         patch: operations["updatePersonAttributedTo"];
         trace?: never;
     };
+    "/rest/{db}/persons/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of a Person
+         * @description Every version of the Person, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getPersonHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/{db}/processings": {
         parameters: {
             query?: never;
@@ -2461,6 +2875,38 @@ export interface paths {
          * @description Updates every listed object as PATCH on the object does (creating it if missing). Existing objects that are not listed are deleted only with `operation=REPLACE`.
          */
         patch: operations["updateProcessingAttributedTo"];
+        trace?: never;
+    };
+    "/rest/{db}/processings/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of a Processing
+         * @description Every version of the Processing, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getProcessingHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/rest/{db}/schemes": {
@@ -2739,6 +3185,38 @@ export interface paths {
         patch: operations["updateSchemeEnumerations"];
         trace?: never;
     };
+    "/rest/{db}/schemes/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) or label of the object; a label is percent-encoded. */
+                key: components["parameters"]["RootObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of a Scheme
+         * @description Every version of the Scheme, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getSchemeHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/{db}/schemes/{key}/processings": {
         parameters: {
             query?: never;
@@ -2942,6 +3420,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/{db}/tenants/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) or label of the object; a label is percent-encoded. */
+                key: components["parameters"]["RootObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of a Tenant
+         * @description Every version of the Tenant, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getTenantHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/{db}/users": {
         parameters: {
             query?: never;
@@ -3056,6 +3566,38 @@ export interface paths {
          * @description The answer is the only one that holds the key. Only a system administrator may make keys for a login ID of `SERVICE_ADMIN_USER`.
          */
         post: operations["createAccessKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rest/{db}/users/{key}/history": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) or label of the object; a label is percent-encoded. */
+                key: components["parameters"]["RootObjectKey"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the versions of an User
+         * @description Every version of the User, newest first: who changed it when, which properties changed, and the object as it read then. Readable by whoever may read the object, in the caller's tenant only. A deleted object's history stays readable by its technical key, its newest entry being the `delete`; a label names only an object that exists now.
+         */
+        get: operations["getUserHistory"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3299,6 +3841,33 @@ export interface components {
             readonly tenant?: string;
             title?: string;
         };
+        /** @description The versions of an Activity as HAL JSON, newest first. */
+        ActivityHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["AnyActivity"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
+        };
         /** @description An Activity as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         ActivityWrite: {
             /**
@@ -3389,6 +3958,33 @@ export interface components {
              */
             readonly tenant?: string;
             title?: string;
+        };
+        /** @description The versions of an Asset as HAL JSON, newest first. */
+        AssetHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["AnyAsset"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
         };
         /** @description An Asset as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         AssetWrite: {
@@ -3508,6 +4104,33 @@ export interface components {
              */
             readonly tenant?: string;
             title?: string;
+        };
+        /** @description The versions of an Attribution as HAL JSON, newest first. */
+        AttributionHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Attribution"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
         };
         /** @description An Attribution as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         AttributionWrite: {
@@ -3647,6 +4270,33 @@ export interface components {
             title?: string;
             writeOnly?: boolean;
         };
+        /** @description The versions of a BusinessAttribute as HAL JSON, newest first. */
+        BusinessAttributeHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["BusinessAttribute"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
+        };
         /** @description A BusinessAttribute as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         BusinessAttributeWrite: {
             /**
@@ -3761,6 +4411,33 @@ export interface components {
             readonly tenant?: string;
             title?: string;
         };
+        /** @description The versions of a Classifier as HAL JSON, newest first. */
+        ClassifierHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Classifier"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
+        };
         /** @description A Classifier as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         ClassifierWrite: {
             /**
@@ -3862,6 +4539,33 @@ export interface components {
              */
             readonly tenant?: string;
             title?: string;
+        };
+        /** @description The versions of a Collection as HAL JSON, newest first. */
+        CollectionHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Collection"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
         };
         /** @description A Collection as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         CollectionWrite: {
@@ -3977,6 +4681,33 @@ export interface components {
             readonly tenant?: string;
             title?: string;
         };
+        /** @description The versions of a Derivation as HAL JSON, newest first. */
+        DerivationHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Derivation"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
+        };
         /** @description A Derivation as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         DerivationWrite: {
             /**
@@ -4091,6 +4822,33 @@ export interface components {
             readonly tenant?: string;
             title?: string;
         };
+        /** @description The versions of an Enumeration as HAL JSON, newest first. */
+        EnumerationHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Enumeration"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
+        };
         /** @description An Enumeration as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         EnumerationWrite: {
             /**
@@ -4197,6 +4955,33 @@ export interface components {
             readonly tenant?: string;
             title?: string;
         };
+        /** @description The versions of a Group as HAL JSON, newest first. */
+        GroupHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Group"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
+        };
         /** @description A Group as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         GroupWrite: {
             /**
@@ -4301,6 +5086,33 @@ export interface components {
             readonly tenant?: string;
             title?: string;
         };
+        /** @description The versions of a Literal as HAL JSON, newest first. */
+        LiteralHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Literal"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
+        };
         /** @description A Literal as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         LiteralWrite: {
             /**
@@ -4393,6 +5205,33 @@ export interface components {
              */
             readonly tenant?: string;
             title?: string;
+        };
+        /** @description The versions of an Organization as HAL JSON, newest first. */
+        OrganizationHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Organization"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
         };
         /** @description An Organization as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         OrganizationWrite: {
@@ -4491,6 +5330,33 @@ export interface components {
             readonly tenant?: string;
             title?: string;
         };
+        /** @description The versions of a Person as HAL JSON, newest first. */
+        PersonHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Person"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
+        };
         /** @description A Person as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         PersonWrite: {
             /**
@@ -4588,6 +5454,33 @@ export interface components {
             readonly tenant?: string;
             title?: string;
         };
+        /** @description The versions of a Processing as HAL JSON, newest first. */
+        ProcessingHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Processing"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
+        };
         /** @description A Processing as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         ProcessingWrite: {
             /**
@@ -4619,6 +5512,51 @@ export interface components {
         QueryJobEntry: {
             level: string;
             message: string;
+        };
+        /** @description Jobs as HAL JSON, newest first. */
+        QueryJobList: {
+            _embedded: {
+                jobs: components["schemas"]["QueryJobSummary"][];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of jobs the caller sees with these parameters. */
+            total: number;
+        };
+        QueryJobSummary: {
+            _links: {
+                download: components["schemas"]["Link"];
+                logs: components["schemas"]["Link"];
+                statistics: components["schemas"]["Link"];
+            };
+            /** @description When the job was started, in epoch milliseconds. */
+            created: number;
+            /** @description Login ID of the caller who started the job. */
+            createdBy: string;
+            /** @description Milliseconds from start to finish (to now while running); null while queued. */
+            elapsedMs: number | null;
+            /** @description When it completed or failed; null until then. */
+            finished: number | null;
+            /**
+             * @description Format of the result.
+             * @enum {string}
+             */
+            format: "CSV" | "JSON" | "XML";
+            /**
+             * Format: uuid
+             * @description Technical key of the job.
+             */
+            id: string;
+            /**
+             * @description What the job does.
+             * @enum {string}
+             */
+            kind: "query";
+            /** @description When its statement began to run; null while queued. */
+            started: number | null;
+            /** @description The start of the statement (200 characters, white space collapsed); null for jobs started before the list existed. */
+            statement: string | null;
+            /** @enum {string} */
+            status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
         };
         QuerySettings: {
             /** @description SERVICE_STATEMENT_TIMEOUT. */
@@ -4776,6 +5714,33 @@ export interface components {
             readonly tenant?: string;
             title?: string;
         };
+        /** @description The versions of a Scheme as HAL JSON, newest first. */
+        SchemeHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Scheme"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
+        };
         /** @description A Scheme as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         SchemeWrite: {
             /**
@@ -4862,6 +5827,33 @@ export interface components {
              */
             readonly tenant?: string;
             title?: string;
+        };
+        /** @description The versions of a Tenant as HAL JSON, newest first. */
+        TenantHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["Tenant"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
         };
         /** @description A Tenant as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         TenantWrite: {
@@ -4974,6 +5966,33 @@ export interface components {
              */
             readonly tenant?: string;
             title?: string;
+        };
+        /** @description The versions of an User as HAL JSON, newest first. */
+        UserHistory: {
+            _embedded: {
+                history: {
+                    /** @description The login ID of the caller who made the change. */
+                    changedBy: string | null;
+                    /** @description The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; for a create, the properties it set; for a delete, none. Write-only properties are never named. */
+                    changes: string[];
+                    /** @description The object as it read at this version (as `GET …?version=` reads it; write-only properties left out). */
+                    object: components["schemas"]["User"];
+                    /**
+                     * @description The kind of change that made this version.
+                     * @enum {string}
+                     */
+                    operation: "create" | "update" | "delete";
+                    /** @description When the version began, in epoch milliseconds. */
+                    validFrom: number;
+                    /** @description When the version ended, in epoch milliseconds; null for the current version. */
+                    validTo: number | null;
+                    /** @description The version (`_version`) this entry records. */
+                    version: number;
+                }[];
+            };
+            _links: components["schemas"]["ListLinks"];
+            /** @description Number of versions. */
+            total: number;
         };
         /** @description An User as written with POST, PUT or PATCH. The service ignores `_links`, `_embedded` and read-only properties, so an object read with GET may be sent back as it is, although this schema does not list them. */
         UserWrite: {
@@ -5276,6 +6295,48 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listJobs: {
+        parameters: {
+            query?: {
+                /** @description Only the caller's own jobs. */
+                mine?: boolean;
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The jobs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryJobList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6463,6 +7524,49 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getActivityHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listAssets: {
         parameters: {
             query?: {
@@ -7095,6 +8199,49 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAssetHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AssetHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -8004,6 +9151,49 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getBusinessAttributeHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BusinessAttributeHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listAttributions: {
         parameters: {
             query?: {
@@ -8414,6 +9604,49 @@ export interface operations {
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAttributionHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttributionHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -9227,6 +10460,49 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getClassifierHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifierHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -10488,6 +11764,49 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getCollectionHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listCollectionProcessings: {
         parameters: {
             query?: {
@@ -11124,6 +12443,49 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getDerivationHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DerivationHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listEnumerations: {
         parameters: {
             query?: {
@@ -11711,6 +13073,49 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEnumerationHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnumerationHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -12528,6 +13933,49 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getGroupHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GroupHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listLiterals: {
         parameters: {
             query?: {
@@ -13115,6 +14563,49 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLiteralHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LiteralHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -13973,6 +15464,49 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOrganizationHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) or label of the object; a label is percent-encoded. */
+                key: components["parameters"]["RootObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -15057,6 +16591,49 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getPersonHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PersonHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listProcessings: {
         parameters: {
             query?: {
@@ -15644,6 +17221,49 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProcessingHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) of the object. */
+                key: components["parameters"]["ObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcessingHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -16950,6 +18570,49 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getSchemeHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) or label of the object; a label is percent-encoded. */
+                key: components["parameters"]["RootObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SchemeHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listSchemeProcessings: {
         parameters: {
             query?: {
@@ -17713,6 +19376,49 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getTenantHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) or label of the object; a label is percent-encoded. */
+                key: components["parameters"]["RootObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listUsers: {
         parameters: {
             query?: {
@@ -18211,6 +19917,49 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getUserHistory: {
+        parameters: {
+            query?: {
+                /** @description Returns at most this many objects and a `next` link to the rest (keyset paging). */
+                limit?: components["parameters"]["Limit"];
+                /** @description Continues a paged list; taken from the `next` link of the previous page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key (UUID) or label of the object; a label is percent-encoded. */
+                key: components["parameters"]["RootObjectKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserHistory"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -2,8 +2,9 @@
  * The REST routes the metamodel decides, in one list that the route table
  * (emitters/routes.ts, which the runtime dispatches from) is made of and
  * that the OpenAPI paths name the same operations as
- * (test/generator/routes.spec.ts compares them): per type plural its list
- * and its objects by key, per list of a type that list below an object.
+ * (test/generator/routes.spec.ts compares them): per type plural its list,
+ * its objects by key and each one's history, per list of a type that list
+ * below an object.
  */
 import type { ListDef, Metamodel, TypeDef } from '../runtime/metamodel/model.ts';
 import type { RestHandlerName, RestMethod, RestRoute } from '../runtime/rest/route-table.ts';
@@ -36,6 +37,8 @@ function objectRoutes(t: TypeDef): RestRoute[] {
     route('PUT', path, `replace${t.name}`, t.name, 'replaceObject'),
     route('PATCH', path, `update${t.name}`, t.name, 'updateObject'),
     route('DELETE', path, `delete${t.name}`, t.name, 'deleteObject'),
+    // The metamodel reserves the list name `history` (runtime/metamodel/resolve.ts), so this path is no list's.
+    route('GET', `${path}/history`, `get${t.name}History`, t.name, 'readHistory'),
   ];
 }
 

@@ -14,7 +14,7 @@ import { header, stableJson, type Emitter } from '../emitter.ts';
 import { restPaths } from './openapi/paths.ts';
 import { pluginFragments } from './openapi/plugins.ts';
 import { withFragments } from '../../runtime/openapi-fragment.ts';
-import { addressable, listSchemas, polymorphicSchemas, typeSchemas, type Json } from './openapi/schemas.ts';
+import { addressable, historySchemas, listSchemas, polymorphicSchemas, typeSchemas, type Json } from './openapi/schemas.ts';
 
 export const openapiEmitter: Emitter = {
   name: 'openapi',
@@ -40,7 +40,7 @@ export function openapiDocument(model: Metamodel): Json {
   // JSON cannot carry the header comment, so the document says it itself.
   document.info['x-generated'] = header('openapi', '').trim();
   document.paths = merged('path', document.paths, restPaths(model));
-  document.components.schemas = merged('schema', document.components.schemas, typeSchemas(model), polymorphicSchemas(model), listSchemas(model));
+  document.components.schemas = merged('schema', document.components.schemas, typeSchemas(model), polymorphicSchemas(model), listSchemas(model), historySchemas(model));
   const withPlugins = withFragments(document, pluginFragments);
   withPlugins.tags = tags(model, withPlugins.tags as { name: string }[]);
   assertUniqueOperationIds(withPlugins.paths as Record<string, Json>);

@@ -36,6 +36,7 @@ import { QUERY_MESSAGES } from './messages.ts';
 import { ensureRole, grantViews, ROLE_NAME, viewNames } from './role.ts';
 import { QueryEngine } from './runner.ts';
 import { JOB_MIGRATIONS, JobManager } from './jobs.ts';
+import { registerJobList } from './job-list.ts';
 import { MAX_TIMEOUT_MS, registerRoutes, underCeiling } from './routes.ts';
 import { QueryFigures } from './metrics.ts';
 import { TenantSlots } from './tenant-slots.ts';
@@ -156,5 +157,6 @@ export const manifest: PluginManifest<QuerySettings> = {
       await engine.close();
     });
     registerRoutes({ host, engine, jobs, figures, views: new Set(views), serverTimeoutMs, ceilingMs, slots });
+    registerJobList(host);
   },
 };

@@ -55,7 +55,19 @@ export const JOB_MIGRATIONS = [
   // A deleted tenant's jobs go with it (not checked for the rows before: until now no tenant could be deleted).
   `create index query_jobs_tenant on $S.query_jobs (tenant);
    alter table $S.query_jobs add constraint query_jobs_tenant_fkey foreign key (tenant) references $S.objects(id) on delete cascade not valid;`,
+  // The list of jobs (job-list.ts) shows the start of each job's statement; jobs started before have none.
+  `alter table $S.query_jobs add column statement text;
+   create index query_jobs_created on $S.query_jobs (created_at desc, id desc);`,
 ];
+
+/** How much of a statement the list of jobs shows. */
+const STATEMENT_EXCERPT = 200;
+
+/** The start of a statement, its white space collapsed, for the list of jobs. */
+export function statementExcerpt(sql: string): string {
+  const text = sql.replace(/\s+/g, ' ').trim();
+  return text.length > STATEMENT_EXCERPT ? `${text.slice(0, STATEMENT_EXCERPT - 1)}…` : text;
+}
 
 const CHUNK_BYTES = 1024 * 1024;
 /** How often a running job's progress is written to its row. */
@@ -175,10 +187,10 @@ export class JobManager {
     const id = randomUUID();
     const { owner, spec } = request;
     await this.options.knex.raw(
-      `insert into ${this.table(request.db)} (id, tenant, all_tenants, login_id, format, language, status, instance, heartbeat_ms, logs)
-       values (?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?::jsonb)`,
+      `insert into ${this.table(request.db)} (id, tenant, all_tenants, login_id, format, language, status, instance, heartbeat_ms, logs, statement)
+       values (?, ?, ?, ?, ?, ?, 'QUEUED', ?, ?, ?::jsonb, ?)`,
       [id, owner.tenant, owner.allTenants, owner.loginId, spec.format, spec.language, this.instance, this.options.heartbeatMs,
-        JSON.stringify([{ level: 'INFO', message: translate(spec.language, 'jobQueued') }])],
+        JSON.stringify([{ level: 'INFO', message: translate(spec.language, 'jobQueued') }]), statementExcerpt(request.sql)],
     );
     this.active.set(id, { db: request.db, stop: new AbortController() });
     this.queue.push({ id, request });

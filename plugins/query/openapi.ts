@@ -38,6 +38,37 @@ export const openapi: OpenApiFragment = {
         required: ['level', 'message'],
         properties: { level: { type: 'string' }, message: { type: 'string' } },
       },
+      QueryJobList: {
+        type: 'object',
+        description: 'Jobs as HAL JSON, newest first.',
+        required: ['total', '_links', '_embedded'],
+        properties: {
+          total: { type: 'integer', minimum: 0, description: 'Number of jobs the caller sees with these parameters.' },
+          _links: ref('schemas', 'ListLinks'),
+          _embedded: { type: 'object', required: ['jobs'], properties: { jobs: { type: 'array', items: ref('schemas', 'QueryJobSummary') } } },
+        },
+      },
+      QueryJobSummary: {
+        type: 'object',
+        required: ['id', 'kind', 'status', 'format', 'statement', 'createdBy', 'created', 'started', 'finished', 'elapsedMs', '_links'],
+        properties: {
+          id: { type: 'string', format: 'uuid', description: 'Technical key of the job.' },
+          kind: { type: 'string', enum: ['query'], description: 'What the job does.' },
+          status: { type: 'string', enum: ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED'] },
+          format: { type: 'string', enum: FORMATS, description: 'Format of the result.' },
+          statement: { type: ['string', 'null'], description: 'The start of the statement (200 characters, white space collapsed); null for jobs started before the list existed.' },
+          createdBy: { type: 'string', description: 'Login ID of the caller who started the job.' },
+          created: { type: 'integer', minimum: 0, description: 'When the job was started, in epoch milliseconds.' },
+          started: { type: ['integer', 'null'], minimum: 0, description: 'When its statement began to run; null while queued.' },
+          finished: { type: ['integer', 'null'], minimum: 0, description: 'When it completed or failed; null until then.' },
+          elapsedMs: { type: ['integer', 'null'], minimum: 0, description: 'Milliseconds from start to finish (to now while running); null while queued.' },
+          _links: {
+            type: 'object',
+            required: ['statistics', 'logs', 'download'],
+            properties: { statistics: ref('schemas', 'Link'), logs: ref('schemas', 'Link'), download: ref('schemas', 'Link') },
+          },
+        },
+      },
       QuerySettings: {
         type: 'object',
         required: ['statementTimeout', 'serverStatementTimeout'],
@@ -81,6 +112,24 @@ export const openapi: OpenApiFragment = {
           200: json('The job was queued.', { type: 'object', required: ['id'], properties: { id: { type: 'string', format: 'uuid' } } }),
           ...errors(400, 401, 403, 404, 413, 415, 429, 503),
         },
+      },
+    },
+    '/api/{db}/jobs': {
+      parameters: DATABASE_PARAMETERS,
+      get: {
+        operationId: 'listJobs',
+        tags: [TAG],
+        summary: 'Lists jobs, newest first',
+        description: 'With `mine=true`, the caller\'s own jobs of this database (started under the caller\'s login ID in the login tenant). '
+          + 'Without it, system administrators see every job of the database; administrators every job of their login tenant '
+          + 'except those a system administrator started over all tenants; everyone else only their own. '
+          + 'Another tenant\'s jobs are never listed; finished jobs are kept for SERVICE_JOB_RETENTION.',
+        parameters: [
+          queryParameter('mine', 'Only the caller\'s own jobs.', { type: 'boolean', default: false }),
+          ref('parameters', 'Limit'),
+          ref('parameters', 'Cursor'),
+        ],
+        responses: { 200: json('The jobs.', ref('schemas', 'QueryJobList')), ...errors(400, 401, 404, 429, 503) },
       },
     },
     '/api/{db}/jobs/{job}/statistics': {

@@ -108,6 +108,8 @@ export function resolveMetamodel(raw: RawMetamodel): Metamodel {
   }
   for (const t of Object.values(result.types)) {
     for (const l of t.lists) {
+      // `/rest/<db>/<plural>/<key>/history` is an object's history (runtime/rest/history.ts): no list may take that name.
+      if (l.name === 'history') throw new MetamodelError(`type ${t.name}: a list may not be called history (the name of an object's versions)`);
       if (l.inverseOf) {
         const target = result.types[l.itemType].properties.find((p) => p.name === l.inverseOf);
         if (!target || target.dataType !== 'REFERENCE') {

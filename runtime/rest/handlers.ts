@@ -29,6 +29,7 @@ import { RaceLost, retryingTransaction } from '../storage/retry.ts';
 import { checkUserWrites } from '../auth/user-writes.ts';
 import { removeTenant } from './tenant-removal.ts';
 import { routePathOf, type RestHandlerName, type RouteTable } from './route-table.ts';
+import { readHistory } from './history.ts';
 
 export interface RestDeps {
   model: Metamodel;
@@ -65,6 +66,12 @@ export async function handleRest(ctx: Context, deps: RestDeps, principal: Princi
   const call: Call = { ctx, deps, principal, db, links, scope: { tenant: principal.tenant!, allTenants: principal.systemAdmin } };
   if (!METHODS.includes(ctx.method)) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: METHODS.join(', ') });
   try {
+    if (isHistoryPath(deps.model, segments)) {
+      // The route table has only GET here: any other method is 405 with the methods the path has.
+      const { handler } = deps.routes.find(ctx.method, `/rest/{db}/${segments[0]}/{key}/history`);
+      if (handler !== 'readHistory') throw new Error(`route table: ${handler} serves a history path`);
+      return await readHistory(call, segments, (types) => authorize(principal, types, false));
+    }
     if (ctx.method === 'GET' || ctx.method === 'HEAD') return await read(call, segments);
     const { answer, touched } = await retryingTransaction(deps.knex, (trx) => write(call, trx, segments));
     deps.changed?.(db, touched);
@@ -86,6 +93,11 @@ async function write(call: Call, trx: Knex.Transaction, segments: string[]): Pro
   const { handler } = deps.routes.find(ctx.method, routePathOf(deps.model, target));
   const answer = await WRITE_HANDLERS[handler as WriteHandlerName](call, trx, store, target);
   return { answer, touched };
+}
+
+/** `<plural>/<key>/history`: no list is called `history` (the metamodel refuses the name), so the path is an object's history. */
+function isHistoryPath(model: Metamodel, segments: string[]): boolean {
+  return segments.length === 3 && segments[2] === 'history' && model.plurals[segments[0]] !== undefined;
 }
 
 function translateDatabaseError(err: unknown): unknown {
@@ -130,7 +142,7 @@ async function read(call: Call, segments: string[]) {
   ctx.body = render(call, target.object);
 }
 
-type WriteHandlerName = Exclude<RestHandlerName, 'readList' | 'readObject'>;
+type WriteHandlerName = Exclude<RestHandlerName, 'readList' | 'readObject' | 'readHistory'>;
 type ObjectTarget = Exclude<Target, { kind: 'list' }>;
 
 /** The route table names list handlers for lists and object handlers for objects; anything else is a bug in it. */

@@ -17,7 +17,8 @@ import { placeItemType, placeName, type Target } from './paths.ts';
 /** The generic handlers of runtime/rest/handlers.ts a route may name. */
 export type RestHandlerName =
   | 'readList' | 'createInList' | 'replaceList' | 'updateList' | 'deleteList'
-  | 'readObject' | 'replaceObject' | 'updateObject' | 'deleteObject';
+  | 'readObject' | 'replaceObject' | 'updateObject' | 'deleteObject'
+  | 'readHistory';
 
 export type RestMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -35,6 +35,18 @@ export interface StoredObject<P extends Record<string, unknown> = Record<string,
   custom: Record<string, unknown>;
 }
 
+/** One version of an object as history keeps it; times in epoch milliseconds. */
+export interface VersionRow {
+  version: number;
+  operation: string;
+  type: string;
+  changedBy: string | null;
+  validFrom: number;
+  validTo: number | null;
+  /** The object as it read at that version (for a delete, as it read last). */
+  row: Record<string, unknown>;
+}
+
 export type RowLock = 'key share' | 'no key update' | 'update';
 
 export interface Page {
@@ -450,6 +462,43 @@ export class ObjectStore {
       [now, now, actor, ids],
     );
     await this.q.raw(`delete from ${this.s}.objects where id = any(?::uuid[])`, [ids]);
+  }
+
+  /**
+   * One object's versions in its tenant (null: any tenant), newest first,
+   * those older than `before` where given. Every row of one technical key is
+   * its tenant's: keys another tenant had are never given out again.
+   */
+  async versions(tenant: string | null, id: string, page: { limit?: number; before?: number } = {}): Promise<VersionRow[]> {
+    const [t, tp] = tenantSql(tenant);
+    const params: Knex.RawBinding[] = [id, ...tp];
+    let sql = `select version, operation, type, changed_by, row,
+         (extract(epoch from valid_from) * 1000)::bigint as valid_from, (extract(epoch from valid_to) * 1000)::bigint as valid_to
+       from ${this.s}.history where id = ?::uuid and ${t}`;
+    if (page.before !== undefined) {
+      sql += ' and version < ?';
+      params.push(page.before);
+    }
+    sql += ' order by version desc';
+    if (page.limit) {
+      sql += ' limit ?';
+      params.push(page.limit);
+    }
+    const r = await this.q.raw(sql, params);
+    return r.rows.map((x: { version: number; operation: string; type: string; changed_by: string | null; row: Record<string, unknown>; valid_from: string | number; valid_to: string | number | null }) => ({
+      version: x.version, operation: x.operation, type: x.type, changedBy: x.changed_by, row: x.row,
+      validFrom: Number(x.valid_from), validTo: x.valid_to === null ? null : Number(x.valid_to),
+    }));
+  }
+
+  /** How many versions an object has in its tenant (null: any), and the type of its newest. */
+  async versionCount(tenant: string | null, id: string): Promise<{ total: number; type: string | null }> {
+    const [t, tp] = tenantSql(tenant);
+    const r = await this.q.raw(
+      `select count(*)::int as total, (array_agg(type order by version desc))[1] as type from ${this.s}.history where id = ?::uuid and ${t}`,
+      [id, ...tp],
+    );
+    return { total: r.rows[0].total, type: r.rows[0].type ?? null };
   }
 
   /** The object as it was at a time (epoch ms), from history. */

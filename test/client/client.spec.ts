@@ -61,6 +61,12 @@ describe('typed client: calls against the service', function () {
     const list = await ok(client.GET('/rest/{db}/schemes/{key}/classifiers', { params: { path: { db, key: 'Sales Model' }, query: { limit: 10 } } }));
     expect(list.total).to.equal(1);
     expect(list._embedded.classifiers.map((c) => c.label)).to.deep.equal(['Customer / Kunde']);
+
+    // An object's history and the caller's jobs are typed calls too.
+    const history = await ok(client.GET('/rest/{db}/classifiers/{key}/history', { params: { path: { db, key: customer.id! }, query: { limit: 5 } } }));
+    expect(history._embedded.history.map((v) => [v.version, v.operation, v.object.label])).to.deep.equal([[1, 'create', 'Customer / Kunde']]);
+    const jobs = await ok(client.GET('/api/{db}/jobs', { params: { path: { db }, query: { mine: true } } }));
+    expect(jobs.total).to.equal(0);
   });
 
   it('replaces and deletes, with the answers the document gives (200, 204)', async () => {

@@ -9,7 +9,7 @@ import { expect } from 'chai';
 import { restRoutes as emittedRoutes } from '../../generator/rest-routes.ts';
 import { routesEmitter } from '../../generator/emitters/routes.ts';
 import { DEFAULT_GENERATED_DIR } from '../../runtime/config.ts';
-import { resolveMetamodel } from '../../runtime/metamodel/resolve.ts';
+import { MetamodelError, resolveMetamodel } from '../../runtime/metamodel/resolve.ts';
 import { readStandardMetamodel } from '../../runtime/metamodel/standard.ts';
 import { RouteTable, type RestRoute } from '../../runtime/rest/route-table.ts';
 import { createDatabase, startService, type TestService } from '../helpers/service.ts';
@@ -79,6 +79,17 @@ describe('the REST route table', () => {
       expect((err as { headers?: Record<string, string> }).headers).to.deep.include({ Allow: 'GET, HEAD, PUT, PATCH, DELETE' });
     }
     expect(() => table.find('GET', '/rest/{db}/nothing')).to.throw().with.property('status', 404);
+  });
+
+  it('gives every type plural a read-only history path, which no list can take: the metamodel refuses a list called history', () => {
+    const plurals = Object.values(model.types).filter((t) => t.plural).map((t) => t.plural);
+    const history = routes.filter((r) => r.path.endsWith('/{key}/history'));
+    expect(history.map((r) => r.path).sort()).to.deep.equal(plurals.map((p) => `/rest/{db}/${p}/{key}/history`).sort());
+    expect(history.every((r) => r.method === 'GET' && r.handler === 'readHistory')).to.equal(true);
+    const raw = readStandardMetamodel();
+    const scheme = raw.types.Scheme as { properties?: Record<string, unknown> };
+    scheme.properties = { ...scheme.properties, history: { dataType: 'LIST', range: 'Classifier' } };
+    expect(() => resolveMetamodel(raw)).to.throw(MetamodelError, /list may not be called history/);
   });
 
   describe('dispatches the running service', function () {

@@ -1,7 +1,7 @@
 /**
  * The OpenAPI document's paths that the metamodel decides: one technical-key
- * path per type plural and one path per list of each type, with the error
- * responses each kind of call can answer with.
+ * path and one history path per type plural and one path per list of each
+ * type, with the error responses each kind of call can answer with.
  *
  * Component schemas are built in `schemas.ts`; the document is put together in `../openapi.ts`.
  */
@@ -55,6 +55,7 @@ export function restPaths(model: Metamodel): Json {
   for (const t of addressable(model)) {
     paths[`/rest/{db}/${t.plural}`] = topLevelPath(model, t);
     paths[`/rest/{db}/${t.plural}/{key}`] = objectPath(model, t);
+    paths[`/rest/{db}/${t.plural}/{key}/history`] = historyPath(model, t);
     for (const list of t.lists) paths[`/rest/{db}/${t.plural}/{key}/${list.name}`] = listPath(model, t, list);
   }
   return paths;
@@ -133,6 +134,21 @@ function objectPath(model: Metamodel, t: TypeDef): Json {
       parameters: parameters(['IfMatch']),
       responses: { 204: { description: 'The object was deleted.' }, ...errorResponses(ERRORS_BY_CALL.deleteObject) },
       ...(t.name === 'Tenant' ? TENANT_DELETION : {}),
+    },
+  };
+}
+
+/** An object's versions (runtime/rest/history.ts); the metamodel reserves the list name `history`. */
+function historyPath(model: Metamodel, t: TypeDef): Json {
+  return {
+    parameters: pathParameters(model, t),
+    get: {
+      operationId: `get${t.name}History`, tags: [t.name], summary: `Lists the versions of ${a(t.name)}`,
+      description: `Every version of the ${t.name}, newest first: who changed it when, which properties changed, and the object as it read then. `
+        + 'Readable by whoever may read the object, in the caller\'s tenant only. A deleted object\'s history stays readable by its technical key, '
+        + 'its newest entry being the `delete`; a label names only an object that exists now.',
+      parameters: parameters(PAGING_PARAMETERS),
+      responses: { 200: jsonResponse('The versions.', ref('schemas', `${t.name}History`)), ...errorResponses(ERRORS_BY_CALL.read) },
     },
   };
 }

@@ -203,3 +203,39 @@ function listSchema(model: Metamodel, name: string, itemType: string): Json {
     },
   };
 }
+
+/** `<Type>History`: the versions of one object of a type, newest first (runtime/rest/history.ts). */
+export function historySchemas(model: Metamodel): Json {
+  return Object.fromEntries(addressable(model).map((t) => [`${t.name}History`, historySchema(model, t.name)]));
+}
+
+function historySchema(model: Metamodel, typeName: string): Json {
+  const millis = (description: string) => ({ type: 'integer', minimum: 0, description });
+  const entry = {
+    type: 'object',
+    required: ['version', 'operation', 'validFrom', 'validTo', 'changedBy', 'changes', 'object'],
+    properties: {
+      version: { type: 'integer', minimum: 1, description: 'The version (`_version`) this entry records.' },
+      operation: { type: 'string', enum: ['create', 'update', 'delete'], description: 'The kind of change that made this version.' },
+      validFrom: millis('When the version began, in epoch milliseconds.'),
+      validTo: { anyOf: [millis('When the next version began.'), { type: 'null' }], description: 'When the version ended, in epoch milliseconds; null for the current version.' },
+      changedBy: { type: ['string', 'null'], description: 'The login ID of the caller who made the change.' },
+      changes: {
+        type: 'array', items: { type: 'string' },
+        description: 'The properties (by their REST names, e.g. `label`, `parentId`) whose values differ from the previous version; '
+          + 'for a create, the properties it set; for a delete, none. Write-only properties are never named.',
+      },
+      object: { ...objectSchema(model, typeName, 'read'), description: 'The object as it read at this version (as `GET …?version=` reads it; write-only properties left out).' },
+    },
+  };
+  return {
+    type: 'object',
+    description: `The versions of ${a(typeName)} as HAL JSON, newest first.`,
+    required: ['_embedded', '_links', 'total'],
+    properties: {
+      total: { type: 'integer', minimum: 0, description: 'Number of versions.' },
+      _links: ref('schemas', 'ListLinks'),
+      _embedded: { type: 'object', required: ['history'], properties: { history: { type: 'array', items: entry } } },
+    },
+  };
+}
