@@ -136,6 +136,16 @@ describe('profiles: GET /api/<db>/metamodel', () => {
     const text = await other.text();
     for (const leaked of ['Fachlicher Name', 'stereotyp', 'Musterbank', 'Steuerung']) expect(text).not.to.contain(leaked);
     expect(JSON.parse(text).settings).to.deep.equal({});
+    // A user of the other tenant reads its own; naming this tenant gets nothing of it.
+    const northReader = { loginId: 'nordleser', password: secret('nordleser-geheim-7') };
+    await createUser(t, db, { ...northReader, tenant: 'Nordlicht' });
+    const own = await get({ as: northReader, language: 'de' });
+    expect(own.status).to.equal(200);
+    expect(await own.text()).not.to.contain('Fachlicher Name');
+    const defaultTenant = (await (await t.request(`/rest/${db}/tenants`)).json() as Json)._embedded.tenants.find((x: Json) => x.label !== 'Nordlicht').label;
+    const foreign = await get({ as: northReader, tenant: defaultTenant, language: 'de' });
+    expect(foreign.status).to.be.oneOf([401, 403]);
+    expect(await foreign.text()).not.to.contain('Fachlicher Name');
   });
 
   it('refuses callers without credentials, or with wrong ones, and a language it does not speak', async () => {
@@ -145,6 +155,7 @@ describe('profiles: GET /api/<db>/metamodel', () => {
     expect(r.status).to.equal(400);
     expect((await r.json() as Json).violations[0]).to.include({ path: 'language' });
     expect((await get({ query: '?language=de&language=en' })).status).to.equal(400);
+    expect((await t.request('/api/keinedatenbank/metamodel')).status).to.equal(404);
   });
 
   it('answers 304 to its ETag, and the ETag changes with an upload and with the language', async () => {
