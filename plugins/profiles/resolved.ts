@@ -126,8 +126,7 @@ function declare(found: TypeAnnotations, set: unknown, declaredBy: string, when?
   for (const c of entriesOf(set)) {
     if (!c.definition) continue;
     const key = when ? `${when.property}\u0000${when.literal}\u0000${c.name}` : c.name;
-    // A later declaration replaces the earlier one in place: the nearest wins, the first keeps its position.
-    found.declarations.delete(key);
+    // A later declaration (a nearer type, a later layer) replaces the earlier one where that stood: the nearest wins.
     found.declarations.set(key, { name: c.name, definition: c.definition, declaredBy, ...(when ? { when } : {}) });
     for (const l of entriesOf(c.definition.literals)) declare(found, l.definition?.customProperties, declaredBy, { property: c.name, literal: l.name });
   }

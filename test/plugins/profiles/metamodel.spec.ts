@@ -215,4 +215,23 @@ describe('profiles: GET /api/<db>/metamodel', () => {
     expect(property(classifier, 'zeilen').when).to.deep.equal({ property: 'art', literal: 'Tabelle' });
     expect(property(classifier, 'zeilen').limits).to.include({ maximum: Number.MAX_SAFE_INTEGER });
   });
+
+  it('lets the nearest declaration of a custom property win, and the tenant\'s layer win over the standard one', () => {
+    const model = resolveMetamodel(readStandardMetamodel());
+    const layers: Layer[] = [
+      { kind: 'annotations', document: { Classifier: { properties: { title: { label: 'Standard', group: 'general' } } } } },
+      {
+        kind: 'annotations',
+        document: {
+          Asset: { properties: { title: { label: 'Mandant' } }, customProperties: { art: { baseType: 'STRING' } } },
+          Classifier: { customProperties: { art: { baseType: 'INTEGER' } } },
+        },
+      },
+    ];
+    const types = (resolveMetamodelFor(model, layers, {}, 'de') as Json).types;
+    expect(property(types.Classifier, 'art')).to.include({ baseType: 'INTEGER', declaredBy: 'Classifier' });
+    expect(property(types.BusinessAttribute, 'art')).to.include({ baseType: 'STRING', declaredBy: 'Asset' });
+    expect(types.Classifier.properties.filter((p: Json) => p.name === 'art')).to.have.length(1);
+    expect(property(types.Classifier, 'title')).to.include({ label: 'Mandant', group: 'general' });
+  });
 });
