@@ -174,6 +174,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/{db}/metamodel": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The metamodel as the login tenant's annotations and profile present it
+         * @description Every type with its properties, lists and groups, laid over with the standard annotations and profile and the tenant's own (the tenant's win). Anyone signed in to the tenant. The answer carries an ETag that changes when the tenant uploads a profile; send it in `If-None-Match` to be answered 304.
+         */
+        get: operations["getResolvedMetamodel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/{db}/profiles/{profile}/download": {
         parameters: {
             query?: never;
@@ -5568,6 +5598,210 @@ export interface components {
             /** @description One SELECT over the views of the database (`scheme_view`, `attribute_view`, …). */
             sql: string;
         };
+        ResolvedGroup: {
+            /** @description Keys of the annotations that the service keeps but does not interpret, handed on as they are. */
+            annotations: {
+                [key: string]: unknown;
+            };
+            /** @description Tooltip in the language of the answer: the annotations' `title`, else the metamodel's description. */
+            description?: string;
+            /** @description The description in both languages, where there is one. */
+            descriptions: {
+                de?: string;
+                en?: string;
+            };
+            hidden: boolean;
+            /** @description Label of the group in the language of the answer: the annotations' (tenant over standard), else its name. */
+            label: string;
+            /** @description The label in both languages. */
+            labels: {
+                de: string;
+                en: string;
+            };
+            name: string;
+            order?: number;
+        };
+        ResolvedList: {
+            /** @description Keys of the annotations that the service keeps but does not interpret, handed on as they are. */
+            annotations: {
+                [key: string]: unknown;
+            };
+            declaredBy: string;
+            /** @description Tooltip in the language of the answer: the annotations' `title`, else the metamodel's description. */
+            description?: string;
+            /** @description The description in both languages, where there is one. */
+            descriptions: {
+                de?: string;
+                en?: string;
+            };
+            /** @description Name of a group of the type. */
+            group?: string;
+            hidden: boolean;
+            /** @description A view of the objects that reference this one (read only), not a list of its children. */
+            inverse: boolean;
+            /** @description For an inverse list: the reference property of the items. */
+            inverseOf?: string;
+            itemType: string;
+            /** @description The concrete types an item may have. */
+            itemTypes: string[];
+            /** @description Label of the list in the language of the answer: the annotations' (tenant over standard), else its name. */
+            label: string;
+            /** @description The label in both languages. */
+            labels: {
+                de: string;
+                en: string;
+            };
+            name: string;
+            /** @description Position; things without come last, in their own order. */
+            order?: number;
+            readOnly: boolean;
+        };
+        ResolvedLiteral: {
+            /** @description Keys of the annotations that the service keeps but does not interpret, handed on as they are. */
+            annotations: {
+                [key: string]: unknown;
+            };
+            /** @description Tooltip in the language of the answer: the annotations' `title`, else the metamodel's description. */
+            description?: string;
+            /** @description The description in both languages, where there is one. */
+            descriptions: {
+                de?: string;
+                en?: string;
+            };
+            hidden: boolean;
+            /** @description Label of the value in the language of the answer: the annotations' (tenant over standard), else its name. */
+            label: string;
+            /** @description The label in both languages. */
+            labels: {
+                de: string;
+                en: string;
+            };
+            order?: number;
+            value: string;
+        };
+        ResolvedMetamodel: {
+            /**
+             * @description Language of `label` and `description` throughout.
+             * @enum {string}
+             */
+            language: "de" | "en";
+            /** @description The top-level keys of the tenant's annotations and profile that are not types (themes and the like), the profile's over the annotations'. */
+            settings: {
+                [key: string]: unknown;
+            };
+            /** @description Every type of the metamodel by its `_type` name. */
+            types: {
+                [key: string]: components["schemas"]["ResolvedType"];
+            };
+        };
+        /** @description A property of the metamodel (`custom: false`, with `dataType`) or a custom property the annotations declare (`custom: true`, with `baseType`). No value is ever in it: a write-only property (a password) is only marked so. */
+        ResolvedProperty: {
+            /** @description Keys of the annotations that the service keeps but does not interpret, handed on as they are. */
+            annotations: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            baseType?: "STRING" | "TEXT" | "INTEGER" | "DECIMAL" | "BOOLEAN" | "DATE" | "DATETIME" | "REFERENCE";
+            custom: boolean;
+            /** @enum {string} */
+            dataType?: "STRING" | "TEXT" | "INTEGER" | "DECIMAL" | "BOOLEAN" | "UUID" | "DATETIME" | "ENUMERATION" | "REFERENCE";
+            /** @description The type that declares it. */
+            declaredBy: string;
+            default?: string;
+            /** @description Tooltip in the language of the answer: the annotations' `title`, else the metamodel's description. */
+            description?: string;
+            /** @description The description in both languages, where there is one. */
+            descriptions: {
+                de?: string;
+                en?: string;
+            };
+            /** @description Name of a group of the type. */
+            group?: string;
+            hidden: boolean;
+            /** @description Label of the property in the language of the answer: the annotations' (tenant over standard), else its name. */
+            label: string;
+            /** @description The label in both languages. */
+            labels: {
+                de: string;
+                en: string;
+            };
+            /** @description The limits of a value as written (JSON Schema keywords: `maxLength`, `minLength`, `minimum`, `maximum`, `pattern`, `format`, `minItems`), as the service's validators apply them. */
+            limits: {
+                [key: string]: unknown;
+            };
+            /** @description The values of an enumeration, or the annotated values of a property, with labels, in order. A custom property's literals are the only values it takes. */
+            literals?: components["schemas"]["ResolvedLiteral"][];
+            /** @description Whether the form asks for a value: required, or made mandatory by the annotations. */
+            mandatory: boolean;
+            /** @description Whether it holds a list of values. */
+            many: boolean;
+            name: string;
+            /** @description Position; things without come last, in their own order. */
+            order?: number;
+            /** @description Whether it names the object this one belongs to. */
+            owner?: boolean;
+            /** @description The referenced type of a REFERENCE, the enumeration of an ENUMERATION. */
+            range?: string;
+            /** @description Read-only in the metamodel, or shown so by the annotations. */
+            readOnly: boolean;
+            /** @description Whether the service requires a value. */
+            required: boolean;
+            /** @description A custom property that applies only while this property has this value. */
+            when?: {
+                literal: string;
+                property: string;
+            };
+            /** @description Written but never read back (a password). */
+            writeOnly: boolean;
+        };
+        ResolvedType: {
+            abstract: boolean;
+            /** @description Keys of the annotations that the service keeps but does not interpret, handed on as they are. */
+            annotations: {
+                [key: string]: unknown;
+            };
+            /** @description The concrete types an object of this type may have (itself, if concrete). */
+            concreteTypes: string[];
+            /** @description Tooltip in the language of the answer: the annotations' `title`, else the metamodel's description. */
+            description?: string;
+            /** @description The description in both languages, where there is one. */
+            descriptions: {
+                de?: string;
+                en?: string;
+            };
+            /** @description Groups of fields, in order. */
+            groups: components["schemas"]["ResolvedGroup"][];
+            hidden: boolean;
+            /** @description Label of the type in the language of the answer: the annotations' (tenant over standard), else its name. */
+            label: string;
+            /** @description The properties its label is formed from, where it is not given. */
+            labelFrom?: string[];
+            /** @description The label in both languages. */
+            labels: {
+                de: string;
+                en: string;
+            };
+            /** @description Lists below its objects, in display order. */
+            lists: components["schemas"]["ResolvedList"][];
+            name: string;
+            /** @description The reference to the object it belongs to (its parent). */
+            owner?: {
+                property: string;
+                type: string;
+            };
+            /** @description Path segment of its lists. */
+            plural: string;
+            /** @description Standard and custom properties, in display order. */
+            properties: components["schemas"]["ResolvedProperty"][];
+            /** @description Whether its objects stand at the root (a top-level list of their own). */
+            root: boolean;
+            /** @description The direct subtypes. */
+            subtypes: string[];
+            /** @description The direct supertype. */
+            supertype?: string;
+            /** @description Every supertype, nearest first. */
+            supertypes: string[];
+        };
         /** @description Common properties of every object the service keeps. */
         Resource: {
             _links: {
@@ -6489,6 +6723,58 @@ export interface operations {
                     };
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getResolvedMetamodel: {
+        parameters: {
+            query?: {
+                /** @description Language of labels and descriptions; wins over `Accept-Language`. Both languages are in `labels` anyway. */
+                language?: "de" | "en";
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+                /** @description The ETag of an answer kept: 304 if it still applies. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The resolved metamodel. */
+            200: {
+                headers: {
+                    /** @description Tag of this answer (weak); changes with the profiles, the language and the service version. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResolvedMetamodel"];
+                };
+            };
+            /** @description The answer tagged in `If-None-Match` still applies. */
+            304: {
+                headers: {
+                    /** @description Tag of the answer. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

@@ -5,13 +5,17 @@
  * properties on every REST write against the tenant's annotations.
  * The format is described in README.md beside this file.
  */
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { parse } from 'yaml';
 import type { Metamodel, PluginHost, PluginManifest } from '../../runtime/host.ts';
 import { AnnotationCache } from './cache.ts';
-import { loadStandardProfiles } from './catalog.ts';
+import { loadStandardProfiles, STANDARD_FILES, type StandardProfile } from './catalog.ts';
 import { CustomPropertiesChecker } from './check.ts';
 import { ProfileReader } from './reader.ts';
+import { metamodelRoute } from './metamodel.ts';
+import type { Layer, PropertyLimits } from './resolved.ts';
 import { profileRoutes } from './routes.ts';
 import { MIGRATIONS } from './store.ts';
 import { PROFILE_MESSAGES } from './messages.ts';
@@ -24,6 +28,17 @@ export const DEFAULT_PROFILE_LIMIT = 1024 * 1024;
 async function metamodelOf(generatedDir: string): Promise<Metamodel> {
   const generated = await import(pathToFileURL(join(generatedDir, 'metamodel.gen.ts')).href);
   return generated.metamodel as Metamodel;
+}
+
+/** The limits of every property as written (generated/limits.gen.ts, from generator/property-kinds.ts). */
+async function limitsOf(generatedDir: string): Promise<PropertyLimits> {
+  const generated = await import(pathToFileURL(join(generatedDir, 'limits.gen.ts')).href);
+  return generated.propertyLimits as PropertyLimits;
+}
+
+/** The standard profiles as the bottom layers of the resolved metamodel: annotations first, the profile over them. */
+function standardLayers(standard: Record<string, StandardProfile>): Layer[] {
+  return Object.keys(STANDARD_FILES).map((name) => ({ kind: standard[name].kind, document: parse(standard[name].bytes.toString('utf8')) ?? {} }));
 }
 
 interface ProfileSettings {
@@ -57,5 +72,8 @@ export const manifest: PluginManifest<ProfileSettings> = {
     const reader = new ProfileReader(host.config.generatedDir);
     host.onClose(() => reader.close());
     profileRoutes(host.api, { knex: host.knex, reader, standard, cache, limit, log: host.log });
+    const limits = await limitsOf(host.config.generatedDir);
+    const fingerprint = createHash('sha256').update(JSON.stringify([model, limits, Object.values(standard).map((s) => s.bytes.toString('base64'))])).digest('base64url');
+    metamodelRoute(host.api, { knex: host.knex, model, limits, standard: standardLayers(standard), fingerprint, defaultLanguage: host.config.language });
   },
 };

@@ -1,13 +1,160 @@
 /** The profile interface's calls in the OpenAPI document (runtime/openapi-fragment.ts). */
-import { DATABASE_PARAMETERS, errors, pathParameter, type OpenApiFragment } from '../../runtime/host.ts';
+import { DATABASE_PARAMETERS, errors, json, pathParameter, queryParameter, ref, type OpenApiFragment } from '../../runtime/host.ts';
 import { STANDARD_FILES, TENANT_PROFILES } from './catalog.ts';
 
 const STANDARD = Object.keys(STANDARD_FILES);
+const STRING = { type: 'string' };
+const FLAG = { type: 'boolean' };
+const NUMBER = { type: 'number' };
+const LANGUAGES = { de: STRING, en: STRING };
+const PASSED_ON = { type: 'object', additionalProperties: true, description: 'Keys of the annotations that the service keeps but does not interpret, handed on as they are.' };
+
+/** Label, description and presentation: what every annotated thing has. */
+const presented = (what: string) => ({
+  label: { ...STRING, description: `Label of the ${what} in the language of the answer: the annotations' (tenant over standard), else its name.` },
+  labels: { type: 'object', additionalProperties: false, required: ['de', 'en'], properties: LANGUAGES, description: 'The label in both languages.' },
+  description: { ...STRING, description: "Tooltip in the language of the answer: the annotations' `title`, else the metamodel's description." },
+  descriptions: { type: 'object', additionalProperties: false, properties: LANGUAGES, description: 'The description in both languages, where there is one.' },
+  hidden: FLAG,
+  annotations: PASSED_ON,
+});
+const placed = { group: { ...STRING, description: 'Name of a group of the type.' }, order: { ...NUMBER, description: 'Position; things without come last, in their own order.' } };
+const LIMITS = {
+  type: 'object',
+  description: "The limits of a value as written (JSON Schema keywords: `maxLength`, `minLength`, `minimum`, `maximum`, `pattern`, `format`, `minItems`), as the service's validators apply them.",
+  additionalProperties: true,
+};
+
 const profile = (names: string[]) => pathParameter('profile', 'Name of the profile.', { type: 'string', enum: names });
 
 export const openapi: OpenApiFragment = {
-  tags: [{ name: 'Profiles', description: "The login tenant's annotations (custom properties) and profile (what the user interface shows), as YAML files." }],
+  tags: [{ name: 'Profiles', description: "The login tenant's annotations (custom properties) and profile (what the user interface shows), as YAML files, and the metamodel as they present it." }],
+  components: {
+    schemas: {
+      ResolvedMetamodel: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['language', 'types', 'settings'],
+        properties: {
+          language: { type: 'string', enum: ['de', 'en'], description: 'Language of `label` and `description` throughout.' },
+          types: { type: 'object', additionalProperties: ref('schemas', 'ResolvedType'), description: 'Every type of the metamodel by its `_type` name.' },
+          settings: { type: 'object', additionalProperties: true, description: "The top-level keys of the tenant's annotations and profile that are not types (themes and the like), the profile's over the annotations'." },
+        },
+      },
+      ResolvedType: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'supertypes', 'abstract', 'concreteTypes', 'subtypes', 'plural', 'root', 'label', 'labels', 'descriptions', 'hidden', 'groups', 'properties', 'lists', 'annotations'],
+        properties: {
+          name: STRING,
+          supertype: { ...STRING, description: 'The direct supertype.' },
+          supertypes: { type: 'array', items: STRING, description: 'Every supertype, nearest first.' },
+          abstract: FLAG,
+          concreteTypes: { type: 'array', items: STRING, description: 'The concrete types an object of this type may have (itself, if concrete).' },
+          subtypes: { type: 'array', items: STRING, description: 'The direct subtypes.' },
+          plural: { ...STRING, description: 'Path segment of its lists.' },
+          root: { ...FLAG, description: 'Whether its objects stand at the root (a top-level list of their own).' },
+          owner: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['property', 'type'],
+            description: 'The reference to the object it belongs to (its parent).',
+            properties: { property: STRING, type: STRING },
+          },
+          labelFrom: { type: 'array', items: STRING, description: 'The properties its label is formed from, where it is not given.' },
+          ...presented('type'),
+          groups: { type: 'array', items: ref('schemas', 'ResolvedGroup'), description: 'Groups of fields, in order.' },
+          properties: { type: 'array', items: ref('schemas', 'ResolvedProperty'), description: 'Standard and custom properties, in display order.' },
+          lists: { type: 'array', items: ref('schemas', 'ResolvedList'), description: 'Lists below its objects, in display order.' },
+        },
+      },
+      ResolvedGroup: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'label', 'labels', 'descriptions', 'hidden', 'annotations'],
+        properties: { name: STRING, ...presented('group'), order: NUMBER },
+      },
+      ResolvedLiteral: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['value', 'label', 'labels', 'descriptions', 'hidden', 'annotations'],
+        properties: { value: STRING, ...presented('value'), order: NUMBER },
+      },
+      ResolvedProperty: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'custom', 'many', 'required', 'mandatory', 'readOnly', 'writeOnly', 'limits', 'declaredBy', 'label', 'labels', 'descriptions', 'hidden', 'annotations'],
+        description: 'A property of the metamodel (`custom: false`, with `dataType`) or a custom property the annotations declare (`custom: true`, with `baseType`). No value is ever in it: a write-only property (a password) is only marked so.',
+        properties: {
+          name: STRING,
+          custom: FLAG,
+          dataType: { type: 'string', enum: ['STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'BOOLEAN', 'UUID', 'DATETIME', 'ENUMERATION', 'REFERENCE'] },
+          baseType: { type: 'string', enum: ['STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'BOOLEAN', 'DATE', 'DATETIME', 'REFERENCE'] },
+          many: { ...FLAG, description: 'Whether it holds a list of values.' },
+          range: { ...STRING, description: 'The referenced type of a REFERENCE, the enumeration of an ENUMERATION.' },
+          literals: { type: 'array', items: ref('schemas', 'ResolvedLiteral'), description: "The values of an enumeration, or the annotated values of a property, with labels, in order. A custom property's literals are the only values it takes." },
+          required: { ...FLAG, description: 'Whether the service requires a value.' },
+          mandatory: { ...FLAG, description: 'Whether the form asks for a value: required, or made mandatory by the annotations.' },
+          readOnly: { ...FLAG, description: 'Read-only in the metamodel, or shown so by the annotations.' },
+          writeOnly: { ...FLAG, description: 'Written but never read back (a password).' },
+          owner: { ...FLAG, description: 'Whether it names the object this one belongs to.' },
+          default: STRING,
+          limits: LIMITS,
+          declaredBy: { ...STRING, description: 'The type that declares it.' },
+          when: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['property', 'literal'],
+            description: 'A custom property that applies only while this property has this value.',
+            properties: { property: STRING, literal: STRING },
+          },
+          ...presented('property'),
+          ...placed,
+        },
+      },
+      ResolvedList: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'itemType', 'itemTypes', 'inverse', 'readOnly', 'declaredBy', 'label', 'labels', 'descriptions', 'hidden', 'annotations'],
+        properties: {
+          name: STRING,
+          itemType: STRING,
+          itemTypes: { type: 'array', items: STRING, description: 'The concrete types an item may have.' },
+          inverse: { ...FLAG, description: 'A view of the objects that reference this one (read only), not a list of its children.' },
+          inverseOf: { ...STRING, description: 'For an inverse list: the reference property of the items.' },
+          readOnly: FLAG,
+          declaredBy: STRING,
+          ...presented('list'),
+          ...placed,
+        },
+      },
+    },
+  },
   paths: {
+    '/api/{db}/metamodel': {
+      parameters: DATABASE_PARAMETERS,
+      get: {
+        operationId: 'getResolvedMetamodel',
+        tags: ['Profiles'],
+        summary: "The metamodel as the login tenant's annotations and profile present it",
+        description: "Every type with its properties, lists and groups, laid over with the standard annotations and profile and the tenant's own (the tenant's win). Anyone signed in to the tenant. The answer carries an ETag that changes when the tenant uploads a profile; send it in `If-None-Match` to be answered 304.",
+        parameters: [
+          queryParameter('language', 'Language of labels and descriptions; wins over `Accept-Language`. Both languages are in `labels` anyway.', { type: 'string', enum: ['de', 'en'] }),
+          { name: 'If-None-Match', in: 'header', description: 'The ETag of an answer kept: 304 if it still applies.', schema: { type: 'string' } },
+        ],
+        responses: {
+          200: {
+            ...json('The resolved metamodel.', ref('schemas', 'ResolvedMetamodel')),
+            headers: { ETag: { description: 'Tag of this answer (weak); changes with the profiles, the language and the service version.', schema: { type: 'string' } } },
+          },
+          304: {
+            description: 'The answer tagged in `If-None-Match` still applies.',
+            headers: { ETag: { description: 'Tag of the answer.', schema: { type: 'string' } } },
+          },
+          ...errors(400, 401, 403, 404, 429, 503),
+        },
+      },
+    },
     '/api/{db}/profiles/{profile}/upload': {
       parameters: [...DATABASE_PARAMETERS, profile(Object.keys(TENANT_PROFILES))],
       put: {

@@ -73,6 +73,20 @@ export class ProfileStore {
   }
 
   /**
+   * The revisions of the tenant's profiles by name, and their parsed
+   * documents when `withDocuments`: what the metamodel call depends on.
+   */
+  async current(tenant: string, withDocuments: boolean): Promise<Record<string, { revision: number; parsed?: Record<string, unknown> }>> {
+    const r = await this.q.raw(
+      `select name, revision${withDocuments ? ', parsed' : ''} from ${this.table} where tenant = ? order by name`,
+      [tenant],
+    );
+    return Object.fromEntries(r.rows.map((row: { name: string; revision: string | number; parsed?: Record<string, unknown> }) => [
+      row.name, { revision: Number(row.revision), ...(row.parsed ? { parsed: row.parsed } : {}) },
+    ]));
+  }
+
+  /**
    * Stores an upload unless the stored bytes are the same. One statement:
    * concurrent uploads of one profile serialize on its row, and each leaves
    * a whole file (bytes, parsed form and name of the same upload). An update
