@@ -82,6 +82,16 @@ const databaseMigrations: string[] = [
    );
    create index history_children on $S.history (parent_id, list);
    create index history_type on $S.history (tenant, type);`,
+  // Search (runtime/storage/search.ts): trigram matching over label, title and description, folded to
+  // lower case without common accents. pg_trgm is database-wide, so it lives in public and every schema
+  // names it there; the lock keeps two databases created at once from both creating it.
+  `select pg_advisory_xact_lock(hashtext('create extension pg_trgm'));
+   create extension if not exists pg_trgm with schema public;
+   create function $S.search_fold(value text) returns text language sql immutable parallel safe
+     as $$ select translate(lower(value), 'ÀÁÂÃÄÅàáâãäåÇçÈÉÊËèéêëÌÍÎÏìíîïÑñÒÓÔÕÖØòóôõöøÙÚÛÜùúûüÝýÿ', 'aaaaaaaaaaaacceeeeeeeeiiiiiiiinnoooooooooooouuuuuuuuyyy') $$;
+   create function $S.search_text(label text, title text, description text) returns text language sql immutable parallel safe
+     as $$ select $S.search_fold(label || ' ' || coalesce(title, '') || ' ' || coalesce(description, '')) $$;
+   create index objects_search on $S.objects using gin ($S.search_text(label, title, description) public.gin_trgm_ops);`,
 ];
 
 /**
