@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createDatabase, startService, type TestService } from '../helpers/service.ts';
 import { createTenant, createUser, inTenant, secret } from '../auth/fixtures.ts';
+import { migrateDatabase, schemaOf } from '../../runtime/storage/migrations.ts';
 
 type Json = Record<string, any>;
 
@@ -120,6 +121,19 @@ describe('REST interface: search', () => {
     await search('q=search-&types=User', 403, reader);
     expect(labelsOf(await search('q=search-&types=User'))).to.include.members(['search-reader', 'search-editor']);
     expect(labelsOf(await search('q=search-&types=User'))).not.to.include('search-stranger');
+  });
+
+  it('comes to a database made before it at the next start: its migration adds the index to existing objects', async () => {
+    const knex = t.service.storage.knex;
+    const schema = `"${schemaOf(db)}"`;
+    // As before search: the migration's index and functions are absent, and the ledger does not count it.
+    await knex.raw(`alter table ${schema}.objects drop column search_label, drop column search_description; drop function ${schema}.search_fold(text)`);
+    await knex.raw(`delete from ${schema}.schema_migrations where version = 2`);
+    await migrateDatabase(knex, db);
+    const indexes = await knex.raw(`select indexname, indexdef from pg_indexes where schemaname = ? and indexname like 'objects_search%' order by indexname`, [schemaOf(db)]);
+    expect(indexes.rows.map((r: Json) => r.indexname)).to.deep.equal(['objects_search_description', 'objects_search_label']);
+    for (const r of indexes.rows) expect(r.indexdef).to.match(/USING gin .*gin_trgm_ops/);
+    expect(labelsOf(await search('q=Custmer'))).to.include('Customer');
   });
 
   it('refuses callers without credentials (401)', async () => {
