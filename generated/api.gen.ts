@@ -3295,6 +3295,36 @@ export interface paths {
         patch: operations["updateSchemeProcessings"];
         trace?: never;
     };
+    "/rest/{db}/search": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Finds objects by label, title and description
+         * @description Objects of the caller's tenant whose label, title or description contains the text (case and common accents aside) or comes close to it word by word (trigram similarity, for typos), best first: the label equal to the text, then labels and titles starting with it, then the text anywhere, then the near misses. Users are searched only for administrators. Each hit names its type, its business-key path below `/rest/{db}` and the objects above it.
+         */
+        get: operations["searchObjects"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/{db}/tenants": {
         parameters: {
             query?: never;
@@ -5998,6 +6028,36 @@ export interface components {
             _links: components["schemas"]["ListLinks"];
             /** @description Number of objects in the list. */
             total: number;
+        };
+        SearchHit: {
+            _links: {
+                self: components["schemas"]["Link"];
+            };
+            /** @description The object's type. */
+            _type: string;
+            /** @description The objects above it, the root first. */
+            ancestors: {
+                _type: string;
+                /** Format: uuid */
+                id: string;
+                label: string;
+            }[];
+            /** @description A part of the description around the text, where the description holds it. */
+            excerpt?: string;
+            /** @description The object's page in the user interface. */
+            href: string;
+            /** Format: uuid */
+            id: string;
+            label: string;
+            /** @description The business-key path below `/rest/{db}` (list names and labels from the root down, each percent-encoded), e.g. `/schemes/Orders/classifiers/Customer`; an object without a business key from the root starts with its type's plural and technical key. */
+            path: string;
+            title?: string;
+        };
+        SearchResults: {
+            _embedded: {
+                results: components["schemas"]["SearchHit"][];
+            };
+            _links: components["schemas"]["ListLinks"];
         };
         /** @description A part of a database with its own users and objects. */
         Tenant: {
@@ -19117,6 +19177,51 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    searchObjects: {
+        parameters: {
+            query: {
+                /** @description What to look for; 1 to 200 characters once leading and trailing spaces are cut. `%`, `_` and quotes stand for themselves. */
+                q: string;
+                /** @description Comma-separated type names to search (an abstract type includes its subtypes); all the caller may read if absent. */
+                types?: string;
+                /** @description Returns at most this many hits and a `next` link to the rest. */
+                limit?: number;
+                /** @description Continues a search; taken from the `next` link of the previous page (at most 10,000 hits deep). */
+                cursor?: string;
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hits, best first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

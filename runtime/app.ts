@@ -31,6 +31,7 @@ import { apiOpening, restOpening } from './openings.ts';
 import { adminRoutes } from './admin.ts';
 import { knexPool, requestFigures, ServiceMetrics } from './metrics.ts';
 import { metamodelListNames } from './route-templates.ts';
+import { SEARCH_PATH } from './rest/search.ts';
 
 /** Where load balancers ask whether the instance is up (after the context path). */
 const HEALTH_PATH = '/health';
@@ -107,7 +108,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   const metrics = new ServiceMetrics();
   metrics.addGate(interactive.figures);
   metrics.addPool('service', knexPool(knex));
-  const restListNames = new Set(metamodelListNames(generated.metamodel));
+  const restListNames = new Set([...metamodelListNames(generated.metamodel), SEARCH_PATH]);
   const host: PluginHost = {
     config, knex, storage, databases, log, directory, router: pluginRouter, api: apiRouter, metrics,
     jsonBody: readJson,

@@ -10,6 +10,7 @@ import type Router from '@koa/router';
 import { createError } from './errors.ts';
 import { splitPath } from './rest/paths.ts';
 import { handleRest, type RestDeps } from './rest/handlers.ts';
+import { handleSearch, isSearchPath } from './rest/search.ts';
 import type { Databases } from './storage/databases.ts';
 import type { Authenticator } from './auth/middleware.ts';
 import type { DatabaseInfo } from './auth/types.ts';
@@ -56,6 +57,9 @@ export function restOpening(opening: Opening & {
     // Nothing in /rest can be written below EDITOR: a READ_ONLY caller's body is refused unread.
     if (ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH') await readJson(ctx, 'EDITOR');
     const principal = ctx.state.principal;
+    if (isSearchPath(deps.model, segments)) {
+      return handleSearch({ ctx, model: deps.model, knex: deps.knex, principal, links: { base: base(ctx), db: db.name } });
+    }
     for (const extension of extensions) {
       if (await extension({ ctx, principal, db: db.name, segments, base: base(ctx) })) return;
     }

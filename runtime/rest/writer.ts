@@ -167,8 +167,9 @@ export class Writer {
       report('_type', 'typeMissing');
       return null;
     }
-    if (typeof given !== 'string' || !this.model.types[given] || this.model.types[given].abstract) {
-      report('_type', 'unknownType', { type: String(given) });
+    // Not String(given): an object whose toString is no function cannot be made text that way; nor are names of Object.prototype types.
+    if (typeof given !== 'string' || !Object.hasOwn(this.model.types, given) || this.model.types[given].abstract) {
+      report('_type', 'unknownType', { type: typeof given === 'string' ? given : JSON.stringify(given) });
       return null;
     }
     if (req.existing && req.existing.type !== given) {

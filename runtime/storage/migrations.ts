@@ -82,6 +82,19 @@ const databaseMigrations: string[] = [
    );
    create index history_children on $S.history (parent_id, list);
    create index history_type on $S.history (tenant, type);`,
+  // Search (runtime/storage/search.ts): label and title, and the description, folded to lower case
+  // without common accents, kept beside the object and indexed for trigram matching. pg_trgm is
+  // database-wide, so it lives in public and every schema names it there; the lock keeps two databases
+  // created at once from both creating it.
+  `select pg_advisory_xact_lock(hashtext('create extension pg_trgm'));
+   create extension if not exists pg_trgm with schema public;
+   create function $S.search_fold(value text) returns text language sql immutable parallel safe
+     as $$ select translate(lower(value), 'ÀÁÂÃÄÅàáâãäåÇçÈÉÊËèéêëÌÍÎÏìíîïÑñÒÓÔÕÖØòóôõöøÙÚÛÜùúûüÝýÿ', 'aaaaaaaaaaaacceeeeeeeeiiiiiiiinnoooooooooooouuuuuuuuyyy') $$;
+   alter table $S.objects
+     add column search_label text generated always as ($S.search_fold(label || coalesce(' ' || title, ''))) stored,
+     add column search_description text generated always as ($S.search_fold(description)) stored;
+   create index objects_search_label on $S.objects using gin (search_label public.gin_trgm_ops);
+   create index objects_search_description on $S.objects using gin (search_description public.gin_trgm_ops);`,
 ];
 
 /**

@@ -110,7 +110,7 @@ function asExisting(body: unknown, existing: Json | undefined): unknown {
 
 function callsOf(op: Operation, doc: Json, f: Fixtures, fresh: () => string, type?: string, existing?: Json): Call[] {
   const operation = doc.paths[op.template][op.method.toLowerCase()];
-  const path = pathOf(op.template, f) + (operation.operationId === 'runQuery' ? '?format=JSON' : '');
+  const path = pathOf(op.template, f) + (operation.operationId === 'runQuery' ? '?format=JSON' : operation.operationId === 'searchObjects' ? '?q=Fuzz' : '');
   const body = op.body ? specialBody(operation.operationId, f) ?? asExisting(goodValue(op.body, doc, f.ids, fresh, 0, type, /^\/rest\/\{db\}\/\w+$/.test(op.template)), existing) : undefined;
   const good: Call['init'] = { method: op.method, ...(body !== undefined ? { json: body } : {}), ...(op.multipart ? { body: uploadBody() } : {}) };
   const calls: Call[] = [{ variant: 'as documented', path, init: good }];

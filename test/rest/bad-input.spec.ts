@@ -164,6 +164,12 @@ describe('REST interface: bad input', () => {
       body = await refused('POST', 'schemes', 400, { json: { label: 'X' } });
       expect(body.violations).to.deep.equal([{ path: '_type', message: 'The property _type is mandatory.' }]);
       await refused('POST', 'schemes', 400, { json: { _type: 7, label: 'X' } });
+      // Found by the fuzz test: an object that cannot be made text, and names of Object.prototype, were a 500.
+      await refused('POST', 'organizations/Org/organizations', 400, { json: { _type: { constructor: 1, toString: 'x', valueOf: [] }, label: 'X' } });
+      for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+        body = await refused('POST', 'schemes', 400, { json: { _type: name, label: 'X' } });
+        expect(paths(body), name).to.deep.equal(['_type']);
+      }
     });
 
     it('requires _type on POST and wherever the list holds several types; infers it where nothing else fits', async () => {

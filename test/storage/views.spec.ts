@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import knexLib, { type Knex } from 'knex';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { resolveMetamodel } from '../../runtime/metamodel/resolve.ts';
 import { readStandardMetamodel } from '../../runtime/metamodel/standard.ts';
@@ -33,7 +34,8 @@ const backends: Backend[] = [
   {
     name: 'PGlite',
     async open() {
-      const pglite = new PGlite();
+      // The service's threads load pg_trgm (search's index, runtime/storage/pglite/worker.mjs); the migrations need it.
+      const pglite = new PGlite({ extensions: { pg_trgm } });
       await pglite.waitReady;
       const cfg = createPgConfig(pglite);
       const knex = knexLib({ client: 'pg', connection: () => cfg as Knex.StaticConnectionConfig, pool: { min: 1, max: 1 } });

@@ -24,6 +24,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFi
 import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 
 /** Results stream to the main thread in pieces of about this size. */
 const CHUNK_BYTES = 256 * 1024;
@@ -48,7 +49,8 @@ function lowerPriority(value) {
 if (niceness) lowerPriority(niceness);
 
 function pgliteOptions() {
-  const options = {};
+  // Search's trigram indexes (runtime/storage/migrations.ts); every thread needs it, copies included.
+  const options = { extensions: { pg_trgm } };
   if (workerData.pgliteWasmModule) options.pgliteWasmModule = workerData.pgliteWasmModule;
   if (workerData.initdbWasmModule) options.initdbWasmModule = workerData.initdbWasmModule;
   if (workerData.fsBundle) options.fsBundle = new Blob([new Uint8Array(workerData.fsBundle).slice()]);
