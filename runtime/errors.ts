@@ -227,3 +227,19 @@ export function languageOf(ctx: Context, fallback: Language): Language {
   }
   return fallback;
 }
+
+/**
+ * The language a result is written in: the `language` parameter wins over
+ * Accept-Language; absent both, `fallback`. Another value, or the parameter
+ * given twice, is a 400 naming it.
+ */
+export function languageParameter(ctx: Context, fallback: Language): Language {
+  const value = ctx.query.language;
+  const refused = (params: Record<string, unknown> = {}, key = 'invalidValue') =>
+    createError('INVALID_PARAMETER', { name: 'language' }, [{ path: 'language', key, params }]);
+  if (Array.isArray(value)) throw refused();
+  if (value === undefined || value === '') return languageOf(ctx, fallback);
+  const language = value.toLowerCase();
+  if (language !== 'de' && language !== 'en') throw refused({ allowed: 'de, en' }, 'notAllowedValue');
+  return language;
+}

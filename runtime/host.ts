@@ -31,7 +31,7 @@ export { ClaimError, claimContains, claimOf, claimReader, type ClaimLimits, type
 export { ACCESS_RULES_SCHEMA, accessRulesEnabled, accessRuleViolations, AccessRuleStore, decideAccess, type AccessRule } from './auth/access-rules.ts';
 
 // Errors in the specification's format, and messages in every language the service speaks.
-export { createError, languageOf, ServiceError, type ErrorCode, type Violation } from './errors.ts';
+export { createError, languageOf, languageParameter, ServiceError, type ErrorCode, type Violation } from './errors.ts';
 export { translate, type Language } from './messages.ts';
 
 // Request bodies and their checks.

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import type Router from '@koa/router';
-import { createError, languageOf, type Language, type Metamodel, type Principal } from '../../runtime/host.ts';
+import { languageParameter, type Language, type Metamodel, type Principal } from '../../runtime/host.ts';
 import { TENANT_PROFILES } from './catalog.ts';
 import { resolveMetamodelFor, type Layer, type PropertyLimits } from './resolved.ts';
 import { ProfileStore } from './store.ts';
@@ -30,20 +30,6 @@ export interface MetamodelRouteOptions {
 
 /** Answers kept per instance, by ETag: a few tenants' interfaces loading at once share one build. */
 const KEPT_ANSWERS = 8;
-
-function invalidParameter(name: string, key = 'invalidValue', params: Record<string, unknown> = {}) {
-  return createError('INVALID_PARAMETER', { name }, [{ path: name, key, params }]);
-}
-
-/** `language` wins over Accept-Language; absent both, the server's default (as in the query interface). */
-function languageParameter(ctx: Context, fallback: Language): Language {
-  const value = ctx.query.language;
-  if (Array.isArray(value)) throw invalidParameter('language');
-  if (value === undefined || value === '') return languageOf(ctx, fallback);
-  const language = value.toLowerCase();
-  if (language !== 'de' && language !== 'en') throw invalidParameter('language', 'notAllowedValue', { allowed: 'de, en' });
-  return language;
-}
 
 type Revisions = Record<string, { revision: number }>;
 

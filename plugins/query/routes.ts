@@ -15,7 +15,7 @@
  * sandbox or by the database — answers 400 with just `{message}`; a bad
  * parameter answers in the service's usual error format.
  */
-import { createError, epochMillis, languageOf, schemaOf, storedPropertyName, translate, type DatabaseInfo, type Language, type PluginHost, type Principal } from '../../runtime/host.ts';
+import { createError, epochMillis, languageOf, languageParameter, schemaOf, storedPropertyName, translate, type DatabaseInfo, type Language, type PluginHost, type Principal } from '../../runtime/host.ts';
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import { checkStatement } from './sandbox.ts';
@@ -67,15 +67,6 @@ function formatOf(ctx: Context): Format {
   const format = text.toUpperCase() as Format;
   if (!FORMATS.includes(format)) throw invalidParameter('format', 'notAllowedValue', { allowed: FORMATS.join(', ') });
   return format;
-}
-
-/** `language` wins over Accept-Language; absent both, the server's default. */
-function resultLanguage(ctx: Context, fallback: Language): Language {
-  const text = single(ctx, 'language');
-  if (text === undefined || text === '') return languageOf(ctx, fallback);
-  const language = text.toLowerCase();
-  if (language !== 'de' && language !== 'en') throw invalidParameter('language', 'notAllowedValue', { allowed: 'de, en' });
-  return language;
 }
 
 /** `version` wins over Accept-Version; absent both, now. */
@@ -158,7 +149,7 @@ export function registerRoutes(deps: RouteDeps) {
     await host.jsonBody(ctx, 'ADMINISTRATOR');
     const sql = sqlOf(ctx);
     const format = formatOf(ctx);
-    const language = resultLanguage(ctx, host.config.language);
+    const language = languageParameter(ctx, host.config.language);
     const version = versionOf(ctx);
     const maximum = await configuredTimeout(host.knex, db.name, principal, deps.serverTimeoutMs);
     const timeoutMs = underCeiling(effectiveTimeout(single(ctx, 'statementTimeout'), maximum, principal.systemAdmin), deps.ceilingMs);

@@ -8,7 +8,8 @@ export interface Links {
   db: string;
 }
 
-function pluralOf(model: Metamodel, typeName: string): string {
+/** The top-level list an object of the type is reached by: its own plural or its nearest supertype's. */
+export function pluralOf(model: Metamodel, typeName: string): string {
   for (let t: string | undefined = typeName; t; t = model.types[t]?.supertype) {
     if (model.types[t]?.plural) return model.types[t].plural;
   }
@@ -19,13 +20,18 @@ export function objectHref(model: Metamodel, links: Links, typeName: string, id:
   return `${links.base}/rest/${links.db}/${pluralOf(model, typeName)}/${id}`;
 }
 
+/** The object's page in the user interface (`href`). */
+export function webHref(model: Metamodel, links: Links, typeName: string, id: string): string {
+  return `${links.base}/web/${links.db}/${pluralOf(model, typeName)}/${id}`;
+}
+
 /** Adds `_links` (and the user interface's `href`) to a plain object as kept in history. */
 export function halObject(model: Metamodel, links: Links, plain: Record<string, unknown>): Record<string, unknown> {
   const typeName = plain._type as string;
   const type = model.types[typeName];
   const self = objectHref(model, links, typeName, plain.id as string);
   const rel: Record<string, { href: string }> = { self: { href: self } };
-  const out: Record<string, unknown> = { ...plain, db: links.db, href: `${links.base}/web/${links.db}/${pluralOf(model, typeName)}/${plain.id}` };
+  const out: Record<string, unknown> = { ...plain, db: links.db, href: webHref(model, links, typeName, plain.id as string) };
   if (plain.parentId) rel.parent = { href: `${links.base}/rest/${links.db}/assets/${plain.parentId}` };
   if (type) {
     for (const p of type.properties) {

@@ -14,7 +14,7 @@ import { createError } from '../errors.ts';
 import type { Metamodel } from '../metamodel/model.ts';
 import { ObjectStore, type VersionRow } from '../storage/objects.ts';
 import { halList, halObject } from './hal.ts';
-import { pageOf } from './lists.ts';
+import { nextHref, pageOf } from './lists.ts';
 import { placeTypes, resolvePath, scopeTenant, UUID, type ListPlace } from './paths.ts';
 import type { Call } from './handlers.ts';
 
@@ -50,7 +50,7 @@ export async function readHistory(call: Call, segments: string[], authorize: (ty
   const rows = await store.versions(tenant, id!, { before, limit: page.limit ? page.limit + 1 : undefined });
   const shown = page.limit ? rows.slice(0, page.limit) : rows;
   const entries = shown.map((row, i) => entryOf(deps.model, call, row, rows[i + 1]));
-  const next = page.limit && rows.length > page.limit ? nextHref(ctx.href, shown[shown.length - 1].version, id!) : undefined;
+  const next = page.limit && rows.length > page.limit ? nextHref(ctx, { label: String(shown[shown.length - 1].version), id }) : undefined;
   ctx.body = halList('history', ctx.href, total, entries, next);
 }
 
@@ -90,11 +90,4 @@ function changesOf(model: Metamodel, row: VersionRow, previous: VersionRow | und
   const before = previous.row;
   const names = new Set([...Object.keys(now), ...Object.keys(before)]);
   return [...names].filter((name) => shown(name) && !isDeepStrictEqual(now[name] ?? null, before[name] ?? null)).sort();
-}
-
-/** The cursor names the page's oldest version and the object, in the form every list's cursor has (lists.ts). */
-function nextHref(href: string, version: number, id: string): string {
-  const url = new URL(href);
-  url.searchParams.set('cursor', Buffer.from(JSON.stringify([String(version), id]), 'utf8').toString('base64url'));
-  return url.toString();
 }

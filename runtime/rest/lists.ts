@@ -78,7 +78,8 @@ function cursorOf(o: { label: unknown; id: unknown }): string {
   return Buffer.from(JSON.stringify([o.label, o.id]), 'utf8').toString('base64url');
 }
 
-function nextHref(ctx: Context, last: { label: unknown; id: unknown }): string {
+/** The `next` link of a keyset page: the cursor names the page's last item (history uses its version as the label). */
+export function nextHref(ctx: Context, last: { label: unknown; id: unknown }): string {
   const url = new URL(ctx.href);
   url.searchParams.set('cursor', cursorOf(last));
   return url.toString();

@@ -13,7 +13,7 @@ import { createError } from '../errors.ts';
 import type { Principal } from '../auth/types.ts';
 import { atLeast } from '../auth/middleware.ts';
 import { SearchStore, type Ancestor, type SearchHit } from '../storage/search.ts';
-import { objectHref, type Links } from './hal.ts';
+import { objectHref, pluralOf, webHref, type Links } from './hal.ts';
 
 export const SEARCH_PATH = 'search';
 export const MAX_SEARCH_TEXT = 200;
@@ -98,12 +98,8 @@ const cursorAt = (after: number) => Buffer.from(JSON.stringify({ after }), 'utf8
 /** The path the REST interface resolves: list names and labels from the root down, or the plural and technical key where no business key leads there. */
 export function businessKeyPath(model: Metamodel, chain: Ancestor[]): string {
   const [root] = chain;
-  const plural = (type: string) => {
-    for (let t: string | undefined = type; t; t = model.types[t]?.supertype) if (model.types[t]?.plural) return model.types[t].plural;
-    return 'assets';
-  };
   const rootLists = model.rootLists as Record<string, string | undefined>;
-  const segments = root.parentId === null && rootLists[root.list] ? [root.list, root.label] : [plural(root.type), root.id];
+  const segments = root.parentId === null && rootLists[root.list] ? [root.list, root.label] : [pluralOf(model, root.type), root.id];
   for (const step of chain.slice(1)) segments.push(step.list, step.label);
   return `/${segments.map(encodeURIComponent).join('/')}`;
 }
@@ -120,7 +116,7 @@ function render(call: SearchCall, hit: SearchHit, chain: Ancestor[]) {
     path: businessKeyPath(model, chain),
     ancestors,
     ...(hit.excerpt !== null ? { excerpt: hit.excerpt } : {}),
-    href: self.replace(`${links.base}/rest/`, `${links.base}/web/`),
+    href: webHref(model, links, hit.type, hit.id),
     _links: { self: { href: self } },
   };
 }
