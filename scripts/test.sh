@@ -13,6 +13,10 @@ failed=0
 echo "== OpenLDAP for the directory tests"
 bash scripts/ensure-slapd.sh || status=1
 
+# The browser tests drive Debian's chromium through playwright-core; it must be installed.
+echo "== Chromium for the browser tests"
+bash scripts/ensure-chromium.sh || status=1
+
 echo "== type check"
 npx tsc -p tsconfig.json --noEmit || status=1
 

@@ -2,11 +2,14 @@
  * Mocha root hooks: on PostgreSQL, each run gets a database of its own on
  * the server named by TEST_DATABASE_URL, dropped at the end. After the
  * whole run, no secret any test used may stand in any log line of any test
- * service (test/helpers/secrets.ts).
+ * service (test/helpers/secrets.ts). The browser tests' pages are checked
+ * after each test and their browser closed after the run
+ * (test/helpers/browser.ts).
  */
 import pg from 'pg';
 import { logLines } from './service.ts';
 import { registeredSecretCount, secretsIn } from './secrets.ts';
+import { afterBrowserTest, closeBrowser } from './browser.ts';
 
 let created: { admin: string; name: string } | undefined;
 
@@ -24,7 +27,11 @@ export const mochaHooks = {
     process.env.SERVICE_TEST_DATABASE_URL = url.toString();
     created = { admin, name };
   },
+  async afterEach(this: Mocha.Context) {
+    await afterBrowserTest(this.currentTest);
+  },
   async afterAll() {
+    await closeBrowser();
     try {
       if (created) {
         const client = new pg.Client({ connectionString: created.admin });
