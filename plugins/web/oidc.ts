@@ -36,7 +36,7 @@ function providerConfiguration(host: PluginHost, settings: WebSettings): () => P
       const secret = settings.SERVICE_OIDC_CLIENT_SECRET;
       // Plain http only for a provider on this machine (development, tests), as auth-oidc allows.
       const execute = server.protocol === 'http:' && isLoopback(server.hostname) ? [client.allowInsecureRequests] : [];
-      configuration = client.discovery(server, settings.SERVICE_OIDC_CLIENT_ID, secret, secret ? client.ClientSecretPost(secret) : client.None(), { execute, timeout: 10 });
+      configuration = client.discovery(server, settings.SERVICE_OIDC_CLIENT_ID, secret, secret ? undefined : client.None(), { execute, timeout: 10 });
       configuration.catch((err) => {
         host.log.warn({ err: String(err) }, 'OpenID Connect discovery for the sign-in of the pages failed');
         configuration = undefined;
