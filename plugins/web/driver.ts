@@ -62,9 +62,10 @@ export class SessionDriver implements AuthDriver {
       if (this.directory.isSystemAdmin(loginId)) return { loginId, accessLevel: 'ADMINISTRATOR', systemAdmin: true, method };
       throw createError('UNAUTHENTICATED');
     }
-    const login = await this.directory.findLoginTenant(db, loginId, session.tenant ?? undefined);
-    const principal = login ? this.directory.principalOf(login, loginId, method) : null;
-    if (!principal) throw createError('UNAUTHENTICATED');
+    // The person was verified when the session opened: a tenant that does not exist, or holds no access, is a 403 as for Basic sign-in.
+    const login = await this.directory.loginTenant(db, loginId, session.tenant ?? undefined);
+    const principal = this.directory.principalOf(login, loginId, method);
+    if (!principal) throw createError(session.tenant ? 'FORBIDDEN' : 'UNAUTHENTICATED');
     return principal;
   }
 }

@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { ADMIN, createDatabase, startService, uniqueName, type TestService } from '../../helpers/service.ts';
-import { createUser, secret } from '../../auth/fixtures.ts';
+import { createTenant, createUser, secret } from '../../auth/fixtures.ts';
 import { postSession, sessionCookieOf, signIn, withSession } from './helpers.ts';
 
 describe('the pages\' sessions (password sign-in)', () => {
@@ -156,6 +156,30 @@ describe('the pages\' sessions (password sign-in)', () => {
     expect(write.status).to.equal(403);
   });
 
+  it('switches the login tenant (PATCH) as the login-tenant rules decide; a refused one keeps the session where it was', async () => {
+    const label = uniqueName('second');
+    await createTenant(t, db, label);
+    await createUser(t, db, { loginId: editor.loginId, accessLevel: 'READ_ONLY', tenant: label });
+    const s = await signIn(t, { database: db, ...editor });
+    expect((await t.request(`/web/session?database=${db}`, withSession(s, { method: 'PATCH', json: { tenant: label } }, null))).status).to.equal(401);
+    const switched = await t.request(`/web/session?database=${db}`, withSession(s, { method: 'PATCH', json: { tenant: label } }));
+    expect(switched.status).to.equal(200);
+    expect(await switched.json()).to.include({ tenantLabel: label, accessLevel: 'READ_ONLY', csrfToken: s.csrfToken });
+    const there = await t.request(`/api/${db}/session`, withSession(s));
+    expect(await there.json()).to.include({ tenantLabel: label });
+    const refused = await t.request(`/web/session?database=${db}`, withSession(s, { method: 'PATCH', json: { tenant: 'No Such Tenant' } }));
+    expect(refused.status).to.equal(403);
+    expect(await (await t.request(`/api/${db}/session`, withSession(s))).json()).to.include({ tenantLabel: label });
+    expect((await t.request(`/web/session?database=${db}`, withSession(s, { method: 'PATCH', json: { tenant: 3 } }))).status).to.equal(400);
+  });
+
+  it('signs in to a tenant named at sign-in, and refuses one the person has no access to (403)', async () => {
+    const label = uniqueName('third');
+    await createTenant(t, db, label);
+    expect((await postSession(t, { database: db, ...editor, tenant: label })).status).to.equal(403);
+    expect((await postSession(t, { database: db, ...editor, tenant: 'Default' })).status).to.equal(200);
+  });
+
   it('never takes an access key as the password', async () => {
     const created = await t.request(`/rest/${db}/users/${editorId}/accessKeys`, { method: 'POST', json: { description: 'web key' } });
     expect(created.status).to.equal(201);
@@ -173,6 +197,35 @@ describe('the pages\' sessions (password sign-in)', () => {
     expect((await t.request('/api/admin/databases', withSession(s, {}, null))).status).to.equal(401);
     expect((await t.request(`/rest/${db}/tenants`, withSession(s))).status).to.equal(401);
     expect((await postSession(t, { ...editor })).status).to.equal(401);
+  });
+});
+
+describe('the pages\' sessions on two instances of the service', function () {
+  let t: TestService;
+  let t2: TestService;
+  let db: string;
+  const user = { loginId: 'web-two', password: secret('web-two-pass-1') };
+
+  before(async function () {
+    // PGlite lives in one process: only PostgreSQL can be shared by two instances.
+    if (!process.env.SERVICE_TEST_DATABASE_URL) this.skip();
+    t = await startService();
+    t2 = await startService();
+    db = await createDatabase(t);
+    await createUser(t, db, { ...user, accessLevel: 'EDITOR' });
+  });
+  after(async () => {
+    await t?.close();
+    await t2?.close();
+  });
+
+  it('a session opened on one works on the other, and signing out on one ends it on both', async () => {
+    const s = await signIn(t, { database: db, ...user });
+    expect((await t2.request(`/rest/${db}/tenants`, withSession(s))).status).to.equal(200);
+    expect((await t.request(`/rest/${db}/tenants`, withSession(s))).status).to.equal(200);
+    expect((await t2.request(`/web/session?database=${db}`, withSession(s, { method: 'DELETE' }))).status).to.equal(200);
+    expect((await t.request(`/rest/${db}/tenants`, withSession(s))).status).to.equal(401);
+    expect((await t2.request(`/rest/${db}/tenants`, withSession(s))).status).to.equal(401);
   });
 });
 
