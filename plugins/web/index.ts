@@ -9,6 +9,7 @@
  * on /rest, /api), sign-in.ts (`/web/session`), oidc.ts (`/web/login`,
  * `/web/auth`), shell.ts (the shell, assets, headers), build.ts (assets).
  */
+import type { Context } from 'koa';
 import { createError, type PluginHost, type PluginManifest } from '../../runtime/host.ts';
 import { buildAssets, type Assets } from './build.ts';
 import { SessionDriver } from './driver.ts';
@@ -53,12 +54,14 @@ export const manifest: PluginManifest<WebSettings> = {
     host.router.get('/web/assets/:name', (ctx) => {
       if (!assets || !sendAsset(ctx, assets, ctx.params.name)) throw createError('NOT_FOUND');
     });
-    host.router.get('/web{/*rest}', (ctx) => {
+    const shell = (ctx: Context) => {
       if (!assets) throw createError('UNAVAILABLE', {}, [], { 'Retry-After': '5' });
       ctx.set('Cache-Control', 'no-store');
       ctx.type = 'text/html; charset=utf-8';
       ctx.body = shellHtml(assets, { contextPath: host.config.contextPath, signIn: mode(), languages: ['en', 'de'], defaultLanguage: host.config.language });
-    });
+    };
+    host.router.get('/web', shell);
+    host.router.get('/web/{*page}', shell);
 
     host.onStart(async () => {
       assets = await buildAssets();
