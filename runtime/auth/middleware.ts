@@ -221,11 +221,27 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
     throw refused('none', unauthenticated());
   }
 
+  /**
+   * A call of the service's own pages (it carries their anti-forgery token) gets its 401 without
+   * challenges: a browser would answer one with its own password dialog.
+   */
+  async function signInOrRefuse(ctx: Context, db: DatabaseInfo | null): Promise<SignIn> {
+    try {
+      return await signIn(ctx, db);
+    } catch (err) {
+      if (err instanceof ServiceError && err.status === 401 && ctx.get('x-csrf-token') && err.headers['WWW-Authenticate']) {
+        const { 'WWW-Authenticate': _challenge, ...headers } = err.headers;
+        throw createError(err.code, err.params, err.violations, headers);
+      }
+      throw err;
+    }
+  }
+
   return {
     challenges,
-    signIn,
+    signIn: signInOrRefuse,
     async authenticate(ctx, db) {
-      return (await signIn(ctx, db)).principal;
+      return (await signInOrRefuse(ctx, db)).principal;
     },
     forgetAssignments,
   };

@@ -80,7 +80,11 @@ describe('the pages\' sessions (password sign-in)', () => {
   it('accepts the cookie on /rest/<db> only with the matching X-CSRF-Token', async () => {
     const s = await signIn(t, { database: db, ...editor });
     expect((await t.request(`/rest/${db}/tenants`, withSession(s, {}, null))).status).to.equal(401);
-    expect((await t.request(`/rest/${db}/tenants`, withSession(s, {}, 'wrong-token'))).status).to.equal(401);
+    const wrong = await t.request(`/rest/${db}/tenants`, withSession(s, {}, 'wrong-token'));
+    expect(wrong.status).to.equal(401);
+    // A page's call gets no challenge, which would make the browser ask for a password itself.
+    expect(wrong.headers.get('www-authenticate')).to.equal(null);
+    expect((await t.request(`/rest/${db}/tenants`, withSession(s, {}, null))).headers.get('www-authenticate')).to.match(/^Basic/);
     expect((await t.request(`/rest/${db}/tenants`, withSession(s, {}, s.csrfToken.slice(1)))).status).to.equal(401);
     expect((await t.request(`/rest/${db}/tenants`, withSession(s))).status).to.equal(200);
     const session = await t.request(`/api/${db}/session`, withSession(s));
