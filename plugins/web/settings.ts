@@ -30,9 +30,10 @@ export const configSchema = {
       type: 'string', pattern: '^(?:https?://[^\\s/?#]+|/(?!/))[^\\s]*$',
       description: 'an http:// or https:// URL, or a path on this host starting with a single /, without spaces',
     },
-    // The same as auth-oidc's.
-    SERVICE_OIDC_PROVIDER_URL: { type: 'string', pattern: '^https?://\\S+$', description: 'an http:// or https:// URL' },
-    SERVICE_OIDC_CLIENT_ID: { type: 'string', pattern: '^\\S{1,500}$', description: 'a client ID of at most 500 characters, without spaces' },
-    SERVICE_OIDC_CLIENT_SECRET: { type: 'string', pattern: '^\\S{1,500}$', description: 'a client secret of at most 500 characters, without spaces' },
+    // auth-oidc's, read here only while it is on (it checks them then); left alone otherwise, as auth-oidc leaves them.
+    SERVICE_OIDC_PROVIDER_URL: { type: 'string' },
+    SERVICE_OIDC_CLIENT_ID: { type: 'string' },
+    // The code flow's own: the secret of SERVICE_OIDC_CLIENT_ID at the provider, for a confidential client.
+    SERVICE_OIDC_CLIENT_SECRET: { type: 'string' },
   },
 };

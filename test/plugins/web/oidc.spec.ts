@@ -66,15 +66,18 @@ describe('sign-in to the pages with OpenID Connect (code flow)', () => {
   const alice = account('alice', { groups: ['staff'] });
   const admin = account(ADMIN_LOGIN, {}, 'sub-admin');
   const mallory = account('mallory');
+  const carol = account('carol');
+  let carolId: string;
 
   before(async () => {
     port = await freePort();
-    provider = await startOidcProvider({ accounts: [admin, alice, mallory], redirectUris: [`http://127.0.0.1:${port}/mms/web/auth`] });
+    provider = await startOidcProvider({ accounts: [admin, alice, mallory, carol], redirectUris: [`http://127.0.0.1:${port}/mms/web/auth`] });
     for (const a of provider.accounts) rememberSecret(a.password, 'provider password');
     t = await startService({ ...oidcEnv(provider, { SERVICE_OIDC_CLIENT_SECRET: SERVICE_CLIENT_SECRET }), PORT: String(port), SERVICE_CONTEXT_PATH: '/mms' });
     const adminToken = await tokenOf(provider, ADMIN_LOGIN);
     db = await createDatabaseWith(t, adminToken, uniqueName());
     await createUserWith(t, db, adminToken, { loginId: 'alice', accessLevel: 'EDITOR' });
+    carolId = (await createUserWith(t, db, adminToken, { loginId: 'carol', accessLevel: 'EDITOR' })).id as string;
   });
   after(async () => {
     await t?.close();
@@ -155,6 +158,19 @@ describe('sign-in to the pages with OpenID Connect (code flow)', () => {
     const r = await t.request(`/web/auth?code=abc&state=${uniqueName('forged')}`, { auth: null, redirect: 'manual' });
     expect(r.status).to.equal(302);
     expect(r.headers.get('location')).to.match(/signInError=CREDENTIALS_REFUSED/);
+  });
+
+  it('assigns the session\'s identity again on every request: a removed user is refused at once', async () => {
+    const browser = new Browser();
+    expect((await browser.request(await signInAt(browser, carol))).status).to.equal(302);
+    const cookie = browser.cookie(t.url, `mds-db-${db}`)!;
+    rememberSecret(cookie, 'session cookie');
+    const { csrfToken } = await (await browser.request(`${t.url}/web/session?database=${db}`)).json();
+    const s = { cookie: `mds-db-${db}=${cookie}`, csrfToken };
+    expect((await t.request(`/rest/${db}/schemes`, withSession(s))).status).to.equal(200);
+    const adminToken = await tokenOf(provider, ADMIN_LOGIN);
+    expect((await t.request(`/rest/${db}/users/${carolId}`, { auth: null, method: 'DELETE', headers: { authorization: `Bearer ${adminToken}` } })).status).to.be.oneOf([200, 204]);
+    expect((await t.request(`/rest/${db}/schemes`, withSession(s))).status).to.equal(403);
   });
 
   it('takes no password sign-in while OpenID Connect is on', async () => {
