@@ -1,6 +1,7 @@
 /** The pages' HTML shell and assets below the context path, with their security headers. */
 import { expect } from 'chai';
-import { startService, type TestService } from '../../helpers/service.ts';
+import { ADMIN, createDatabase, startService, type TestService } from '../../helpers/service.ts';
+import { signIn, withSession } from './helpers.ts';
 import { PREAUTH_ENV, proxied } from '../auth-preauth/helpers.ts';
 import { CONTENT_SECURITY_POLICY } from '../../../plugins/web/shell.ts';
 
@@ -19,7 +20,7 @@ describe('the pages\' shell and assets', () => {
   let t: TestService;
 
   before(async () => {
-    t = await startService({ SERVICE_CONTEXT_PATH: '/meta/ui' });
+    t = await startService({ SERVICE_CONTEXT_PATH: '/meta/ui', SERVICE_LOGOUT_URL: 'https://sso.example/logout?back=${POST_LOGOUT_REDIRECT_URL}' });
   });
   after(() => t?.close());
 
@@ -61,6 +62,17 @@ describe('the pages\' shell and assets', () => {
     const unknown = await t.request('/web/assets/app-0000.js', { auth: null });
     expect(unknown.status).to.equal(404);
     expectSecurityHeaders(unknown);
+  });
+
+  it('sets the cookie on the context path and tells where Logout leads, at sign-in and at sign-out', async () => {
+    const db = await createDatabase(t);
+    const s = await signIn(t, { database: db, ...ADMIN });
+    expect(s.setCookie).to.match(/; path=\/meta\/ui\/(;|$)/i);
+    const page = `${t.url}/web/${db}`;
+    expect(s.body.logoutUrl).to.equal(`https://sso.example/logout?back=${encodeURIComponent(page)}`);
+    const out = await t.request(`/web/session?database=${db}`, withSession(s, { method: 'DELETE' }));
+    expect(out.status).to.equal(200);
+    expect(await out.json()).to.deep.equal({ logoutUrl: `https://sso.example/logout?back=${encodeURIComponent(page)}` });
   });
 });
 
