@@ -3724,6 +3724,147 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/web": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The pages of the service
+         * @description The HTML shell of the pages; the script it loads shows the page the address names.
+         */
+        get: operations["getWebPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/web/assets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The file name, with the hash of its content. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A script or style sheet of the pages
+         * @description Cached for good (its name changes with its content); compressed with br or gzip as `Accept-Encoding` allows.
+         */
+        get: operations["getWebAsset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/web/auth": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the identity provider sends the browser back
+         * @description Exchanges the code, verifies the token as a bearer token of the programming interfaces, opens the session (`Set-Cookie`) and sends the browser to the return path; a failure sends it to the page of the database with `signInError=<error code>`. Each sign-in is answered once.
+         */
+        get: operations["finishWebSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/web/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Signs in to the pages with OpenID Connect
+         * @description Sends the browser to the identity provider (Authorization Code flow with PKCE, state and nonce). Only with OpenID Connect sign-in (404 otherwise).
+         */
+        get: operations["startWebSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/web/session": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tells the pages who is signed in
+         * @description The session is the cookie sign-in set (HttpOnly, SameSite=Strict); calls that change it also need the token as `X-CSRF-Token`. Under pre-authentication the proxy's headers sign the request in, and the answer has no token.
+         */
+        get: operations["getWebSession"];
+        put?: never;
+        /**
+         * Signs in to the pages with login ID and password
+         * @description Checked by the same sign-in methods and throttling as Basic authentication of the programming interfaces; an access key is never accepted. Answers the session with `Set-Cookie`. Only with password or directory sign-in (403 otherwise). One message for every wrong part.
+         */
+        post: operations["createWebSession"];
+        /**
+         * Signs out of the pages
+         * @description The session is the cookie sign-in set (HttpOnly, SameSite=Strict); calls that change it also need the token as `X-CSRF-Token`. Ends the session on every instance of the service and clears the cookie.
+         */
+        delete: operations["deleteWebSession"];
+        options?: never;
+        head?: never;
+        /**
+         * Switches the login tenant of the session
+         * @description The session is the cookie sign-in set (HttpOnly, SameSite=Strict); calls that change it also need the token as `X-CSRF-Token`. The login-tenant rules decide, as for `service-tenant`; a refused tenant leaves the session where it was.
+         */
+        patch: operations["switchWebSessionTenant"];
+        trace?: never;
+    };
+    "/web/{page}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A page of the user interface, e.g. a database (`db_1`) or an object (`db_1/schemes/<uuid>`); may span several segments. */
+                page: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * A page of the service
+         * @description The same HTML shell for every address below `/web/` (other than the calls listed here).
+         */
+        get: operations["getWebSubPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -6333,6 +6474,34 @@ export interface components {
             message: string;
             /** @description The offending property. */
             path: string;
+        };
+        WebSession: {
+            /** @enum {string} */
+            accessLevel: "READ_ONLY" | "EDITOR" | "ADMINISTRATOR";
+            /** @description The anti-forgery token: every call of the pages sends it as `X-CSRF-Token`. Absent under pre-authentication, which has no session. */
+            csrfToken?: string;
+            loginId: string;
+            /** @description Where Logout leads (`SERVICE_LOGOUT_URL`). */
+            logoutUrl?: string;
+            /** @description The sign-in method, e.g. `basic`, `directory`, `oidc`. */
+            method: string;
+            systemAdmin: boolean;
+            /**
+             * Format: uuid
+             * @description Technical key of the login tenant.
+             */
+            tenant?: string;
+            /** @description Label of the login tenant. */
+            tenantLabel?: string;
+        };
+        WebSignIn: {
+            /** @description The database to sign in to; absent: the service-wide calls. */
+            database?: string;
+            loginId: string;
+            /** Format: password */
+            password: string;
+            /** @description The login tenant to sign in to, as `service-tenant` names it. */
+            tenant?: string;
         };
     };
     responses: {
@@ -20413,6 +20582,272 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
+        };
+    };
+    getWebPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The file name, with the hash of its content. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
+                    "text/javascript": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    finishWebSignIn: {
+        parameters: {
+            query?: {
+                /** @description The authorization code. */
+                code?: string;
+                /** @description The state of the sign-in. */
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the return path, or to the page with `signInError`. */
+            302: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startWebSignIn: {
+        parameters: {
+            query?: {
+                /** @description The database the session is for; absent: the service-wide calls (`/api/admin/…`, system administrators only). */
+                database?: string;
+                /** @description Where the browser goes once signed in: a path below `/web/` of the service. */
+                return?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider, or back to the page with `signInError` when the provider cannot be reached. */
+            302: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebSession: {
+        parameters: {
+            query?: {
+                /** @description The database the session is for; absent: the service-wide calls (`/api/admin/…`, system administrators only). */
+                database?: string;
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person signed in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebSignIn"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebSession: {
+        parameters: {
+            query?: {
+                /** @description The database the session is for; absent: the service-wide calls (`/api/admin/…`, system administrators only). */
+                database?: string;
+            };
+            header: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description The session's anti-forgery token, as sign-in answered it. */
+                "X-CSRF-Token": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Where the browser goes next (`SERVICE_LOGOUT_URL`), when set. */
+                        logoutUrl?: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    switchWebSessionTenant: {
+        parameters: {
+            query?: {
+                /** @description The database the session is for; absent: the service-wide calls (`/api/admin/…`, system administrators only). */
+                database?: string;
+            };
+            header: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description The session's anti-forgery token, as sign-in answered it. */
+                "X-CSRF-Token": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Label of the tenant. */
+                    tenant: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The session in the new tenant. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebSubPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A page of the user interface, e.g. a database (`db_1`) or an object (`db_1/schemes/<uuid>`); may span several segments. */
+                page: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

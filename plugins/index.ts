@@ -8,5 +8,6 @@ import { manifest as access } from './access/index.ts';
 import { manifest as authOidc } from './auth-oidc/index.ts';
 import { manifest as profiles } from './profiles/index.ts';
 import { manifest as query } from './query/index.ts';
+import { manifest as web } from './web/index.ts';
 
-export const PLUGINS: PluginManifest[] = [access, authBasic, authPreauth, session, authLdap, authOidc, profiles, query];
+export const PLUGINS: PluginManifest[] = [access, authBasic, authPreauth, session, authLdap, authOidc, profiles, query, web];

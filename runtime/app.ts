@@ -20,9 +20,9 @@ import { openStorage, type Storage } from './storage/connection.ts';
 import { migrateControl, PluginMigrations } from './storage/migrations.ts';
 import { Databases } from './storage/databases.ts';
 import { createDirectory } from './auth/directory.ts';
-import { createAuthenticator } from './auth/middleware.ts';
+import { createAuthenticator, type Authenticator } from './auth/middleware.ts';
 import type { AuthDriver, Principal } from './auth/types.ts';
-import { AUTH_PHASES, type AuthPhase, type PluginHost, type PluginManifest, type RestExtension, type SecretHandler } from './plugins.ts';
+import { AUTH_PHASES, type AuthenticateOptions, type AuthPhase, type PluginHost, type PluginManifest, type RestExtension, type SecretHandler } from './plugins.ts';
 import { importPlugins, loadPlugins } from './plugin-loader.ts';
 import type { CustomPropertiesCheck } from './rest/writer.ts';
 import { META_DATABASE, seedMetamodel } from './storage/meta-database.ts';
@@ -109,6 +109,8 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   metrics.addGate(interactive.figures);
   metrics.addPool('service', knexPool(knex));
   const restListNames = new Set([...metamodelListNames(generated.metamodel), SEARCH_PATH]);
+  // Made once every plugin has added its drivers; plugins call it only while serving requests.
+  let authenticator: Authenticator | undefined;
   const host: PluginHost = {
     config, knex, storage, databases, log, directory, router: pluginRouter, api: apiRouter, metrics,
     jsonBody: readJson,
@@ -127,6 +129,10 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
       throw new Error('addAuthDriver is bound to each plugin');
     },
     methodOn: (method) => methodsOn.has(method),
+    authenticate: (ctx, db, options) => {
+      if (!authenticator) throw new Error('authenticate is available once the service is assembled');
+      return authenticator.signIn(options ? withHeaders(ctx, options) : ctx, db);
+    },
     addSecretHandler: (key, handler) => secretHandlers.set(key, handler),
     onStart: (task) => startTasks.push(task),
     onClose: (task) => closeTasks.push(task),
@@ -138,11 +144,11 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
     model: generated.metamodel, routes: generated.routes, validators: generated.validators, knex, secretHandlers, customProperties,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
-  const authenticator = createAuthenticator(drivers.sort((a, b) => a.phase - b.phase).map((d) => d.driver), directory, {
+  authenticator = createAuthenticator(drivers.sort((a, b) => a.phase - b.phase).map((d) => d.driver), directory, {
     knex, env: config.env, signInFailed: (method, status) => metrics.signInFailed(method, status),
   });
   changeListeners.push((_db, types) => {
-    if (types.some((t) => t === 'User' || t === 'Tenant' || t === 'AccessRule')) authenticator.forgetAssignments();
+    if (types.some((t) => t === 'User' || t === 'Tenant' || t === 'AccessRule')) authenticator!.forgetAssignments();
   });
 
   let ready = false;
@@ -285,6 +291,23 @@ function withDrivers(host: PluginHost, manifest: PluginManifest, drivers: { driv
       drivers.push({ driver, phase: AUTH_PHASES.indexOf(chosen) });
     },
   };
+}
+
+/**
+ * The request as the chain sees it with other credentials (PluginHost.authenticate):
+ * everything else (the client's address, the path) is the request's own.
+ */
+function withHeaders(ctx: Context, options: AuthenticateOptions): Context {
+  const replaced: Record<string, string> = options.authorization !== undefined
+    ? { authorization: options.authorization, 'service-tenant': options.tenant ?? '', 'service-access-key': '', cookie: '', 'x-csrf-token': '' }
+    : { authorization: '', 'service-tenant': options.tenant ?? '', 'service-access-key': '', 'x-csrf-token': options.csrfToken ?? '' };
+  const view = Object.create(ctx) as Context;
+  const get = (name: string) => {
+    const key = name.toLowerCase();
+    return key in replaced ? replaced[key] : ctx.get(name);
+  };
+  Object.defineProperty(view, 'get', { value: get });
+  return view;
 }
 
 /** The database may not be up yet when the service starts: keep trying rather than exit. */

@@ -100,8 +100,8 @@ export function bodyError(err: unknown, body: DecodedBody): unknown {
 }
 
 /** Reads a JSON body within the limit into `ctx.request.body`; a request without a body keeps none. */
-export async function readJsonBody(ctx: Context, level: AccessLevel, limitBytes: number): Promise<void> {
-  mayWriteHere(ctx, level);
+export async function readJsonBody(ctx: Context, level: AccessLevel | null, limitBytes: number): Promise<void> {
+  if (level !== null) mayWriteHere(ctx, level);
   if (!hasBody(ctx)) return;
   if (!ctx.get('content-type')) throw createError('CONTENT_TYPE_MISSING', { expected: 'application/json' });
   if (!ctx.is('application/json', '+json')) {
@@ -142,7 +142,7 @@ function isJson(text: string): boolean {
 }
 
 /** The JSON body reader of the /rest and /api interfaces, bound to the configured limit. */
-export type JsonBodyReader = (ctx: Context, level: AccessLevel) => Promise<void>;
+export type JsonBodyReader = (ctx: Context, level: AccessLevel | null) => Promise<void>;
 
 export function jsonBodyReader(limitBytes: number): JsonBodyReader {
   return (ctx, level) => readJsonBody(ctx, level, limitBytes);

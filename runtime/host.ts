@@ -14,11 +14,12 @@
 export { HOST_API_VERSION } from './host-version.ts';
 
 // Plugins: the manifest, the host handed to `register`, and what they extend.
-export type { PluginHost, PluginManifest, PluginResources, RestExtension, SecretHandler, SignInMethod, MethodExclusion } from './plugins.ts';
+export type { AuthenticateOptions, PluginHost, PluginManifest, PluginResources, RestExtension, SecretHandler, SignInMethod, MethodExclusion } from './plugins.ts';
 export { AUTH_PHASES, type AuthPhase } from './plugins.ts';
 export { ConfigError, booleanSetting } from './config.ts';
 
 // Authentication: the driver interface and what the core offers drivers.
+export type { SignIn } from './auth/middleware.ts';
 export type { AccessLevel, AuthDriver, AuthRequest, AuthResult, DatabaseInfo, Directory, ExternalIdentity, LoginTenant, Principal, UserRecord } from './auth/types.ts';
 export { ACCESS_LEVELS } from './auth/types.ts';
 export { atLeast, requireLevel } from './auth/middleware.ts';
@@ -29,6 +30,9 @@ export { CredentialCache, type CredentialCacheOptions } from './auth/credential-
 export { ClaimError, claimContains, claimOf, claimReader, type ClaimLimits, type ClaimReader } from './auth/claims.ts';
 // Access rules (the access plugin manages them; the core applies them).
 export { ACCESS_RULES_SCHEMA, accessRulesEnabled, accessRuleViolations, AccessRuleStore, decideAccess, type AccessRule } from './auth/access-rules.ts';
+
+// Where Logout leads (SERVICE_LOGOUT_URL) and the user interface's address of a database.
+export { databaseUiUrl, logoutUrl, PLACEHOLDER } from './logout-url.ts';
 
 // Errors in the specification's format, and messages in every language the service speaks.
 export { createError, languageOf, languageParameter, ServiceError, type ErrorCode, type Violation } from './errors.ts';

@@ -16,7 +16,8 @@ import semver from 'semver';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { ConfigError } from './config.ts';
-import type { AuthDriver, Directory } from './auth/types.ts';
+import type { AuthDriver, DatabaseInfo, Directory } from './auth/types.ts';
+import type { SignIn } from './auth/middleware.ts';
 import type { StoredObject } from './storage/objects.ts';
 import type { Violation } from './errors.ts';
 import type { Storage } from './storage/connection.ts';
@@ -106,6 +107,20 @@ export interface PluginResources {
   openapi?: OpenApiFragment;
 }
 
+/**
+ * What `PluginHost.authenticate` runs the chain with instead of the request's own headers.
+ * With `authorization` the request's cookie, anti-forgery token and access key are not seen;
+ * with `csrfToken` its Authorization header and access key are not seen.
+ */
+export interface AuthenticateOptions {
+  /** An `Authorization` header, e.g. `Basic …` made of a sign-in form's login ID and password, or `Bearer <token>`. */
+  authorization?: string;
+  /** The login tenant requested (as the `service-tenant` header). */
+  tenant?: string;
+  /** An `X-CSRF-Token` header (a session of the user interface re-read without the page's header). */
+  csrfToken?: string;
+}
+
 export interface PluginHost {
   config: Config;
   knex: Knex;
@@ -125,7 +140,8 @@ export interface PluginHost {
   /**
    * Reads a JSON body into `ctx.request.body` within the configured limit
    * (415 / 413 / 400 as the REST interface does), after refusing (403) a
-   * caller below `level`, the least access level that can write there.
+   * caller below `level`, the least access level that can write there;
+   * `level` null: no caller is needed (a sign-in form).
    */
   jsonBody: JsonBodyReader;
   /** The instance's Prometheus figures: a plugin registers its own counters and gauges there. */
@@ -140,6 +156,13 @@ export interface PluginHost {
   setCustomPropertiesCheck(check: CustomPropertiesCheck): void;
   /** Runs after a database's generated views were (re)created, and for every database at start. */
   afterViews(task: (q: Knex | Knex.Transaction, db: string) => Promise<void>): void;
+  /**
+   * Runs the service's authentication chain (the same drivers, throttling and
+   * user assignment as every request of the programming interfaces) for this
+   * request, with `options` instead of its own headers. `db` null: the
+   * service-wide calls. Throws the chain's 401/403/429/503.
+   */
+  authenticate(ctx: Context, db: DatabaseInfo | null, options?: AuthenticateOptions): Promise<SignIn>;
   /** `phase`: where in the chain; by default the phase the plugin's sign-in method declares. */
   addAuthDriver(driver: AuthDriver, phase?: AuthPhase): void;
   /** Whether the named sign-in method is on (by the declarations of every plugin offered). */

@@ -26,8 +26,19 @@ import { adminSubjectOf, checkAdminSubject, checkSubject, type SubjectCheck } fr
 import type { AccessLevel, AuthDriver, DatabaseInfo, Directory, ExternalIdentity, LoginTenant, Principal, UserRecord } from './types.ts';
 import { ACCESS_LEVELS } from './types.ts';
 
+/** A sign-in as the chain decided it: the principal, and for an external method the identity its driver vouched for. */
+export interface SignIn {
+  principal: Principal;
+  /** The name of the driver that decided. */
+  method: string;
+  /** What an external method's driver vouched for (checked as the core stores it); absent for principals (passwords, access keys). */
+  identity?: ExternalIdentity;
+}
+
 export interface Authenticator {
   authenticate(ctx: Context, db: DatabaseInfo | null): Promise<Principal>;
+  /** The same chain, telling also which driver decided and, for external methods, the identity. */
+  signIn(ctx: Context, db: DatabaseInfo | null): Promise<SignIn>;
   challenges(): string[];
   /** Users, tenants or access rules changed on this instance: remembered assignments are made again. */
   forgetAssignments(): void;
@@ -191,22 +202,46 @@ export function createAuthenticator(drivers: AuthDriver[], directory: Directory,
     };
   }
 
+  async function signIn(ctx: Context, db: DatabaseInfo | null): Promise<SignIn> {
+    const requestedTenant = ctx.get('service-tenant') || undefined;
+    for (const driver of drivers) {
+      let result;
+      try {
+        result = await driver.authenticate({ ctx, db, requestedTenant });
+        if (!result) continue;
+        if (result.kind === 'principal') return { principal: result.principal, method: driver.name };
+        const method = result.method ?? driver.name;
+        const tenant = result.requestedTenant !== undefined ? result.requestedTenant || undefined : requestedTenant;
+        const principal = await remembered(result.identity, db, tenant, method);
+        return { principal, method, identity: checked(result.identity) };
+      } catch (err) {
+        throw refused(driver.name, rejected(err));
+      }
+    }
+    throw refused('none', unauthenticated());
+  }
+
+  /**
+   * A call of the service's own pages (it carries their anti-forgery token) gets its 401 without
+   * challenges: a browser would answer one with its own password dialog.
+   */
+  async function signInOrRefuse(ctx: Context, db: DatabaseInfo | null): Promise<SignIn> {
+    try {
+      return await signIn(ctx, db);
+    } catch (err) {
+      if (err instanceof ServiceError && err.status === 401 && ctx.get('x-csrf-token') && err.headers['WWW-Authenticate']) {
+        const { 'WWW-Authenticate': _challenge, ...headers } = err.headers;
+        throw createError(err.code, err.params, err.violations, headers);
+      }
+      throw err;
+    }
+  }
+
   return {
     challenges,
+    signIn: signInOrRefuse,
     async authenticate(ctx, db) {
-      const requestedTenant = ctx.get('service-tenant') || undefined;
-      for (const driver of drivers) {
-        let result;
-        try {
-          result = await driver.authenticate({ ctx, db, requestedTenant });
-          if (!result) continue;
-          if (result.kind === 'principal') return result.principal;
-          return await remembered(result.identity, db, requestedTenant, driver.name);
-        } catch (err) {
-          throw refused(driver.name, rejected(err));
-        }
-      }
-      throw refused('none', unauthenticated());
+      return (await signInOrRefuse(ctx, db)).principal;
     },
     forgetAssignments,
   };

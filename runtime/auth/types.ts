@@ -96,7 +96,14 @@ export interface AuthRequest {
 
 export type AuthResult =
   | { kind: 'principal'; principal: Principal }
-  | { kind: 'external'; identity: ExternalIdentity };
+  | {
+    kind: 'external';
+    identity: ExternalIdentity;
+    /** The login tenant to apply the rules for instead of the request's `service-tenant` (a session remembers the one it was opened with). */
+    requestedTenant?: string;
+    /** The method to name on the principal instead of the driver's (a session names the method that opened it). */
+    method?: string;
+  };
 
 export interface AuthDriver {
   name: string;

@@ -8,6 +8,13 @@
  * service's client ID, carrying the account's claims (login ID, groups,
  * tenant, names).
  *
+ * With `redirectUris` the service's client may also sign people in with the
+ * Authorization Code flow (PKCE required), as the user interface does: the
+ * provider's own login page (`/interaction/<uid>`, a form of user name and
+ * password checked against the accounts) signs the person in, consent for
+ * the service's own client is given without asking, and the ID token
+ * carries the account's claims (the login ID among them).
+ *
  * The helper counts the requests the provider serves (discovery, key set),
  * so a test can tell how often the service fetched them, and can rotate the
  * signing key: the provider restarts on the same address with a new key
@@ -79,15 +86,24 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startOidcProvider(options: { accounts: ProviderAccount[]; port?: number; keyPrefix?: string }): Promise<TestProvider> {
+export async function startOidcProvider(options: { accounts: ProviderAccount[]; port?: number; keyPrefix?: string; redirectUris?: string[] }): Promise<TestProvider> {
   const { accounts } = options;
   const keys: SigningKey[] = [await generateSigningKey(`${options.keyPrefix ?? 'provider'}-key-1`)];
   const requests = { discovery: 0, jwks: 0 };
   let handler: (req: http.IncomingMessage, res: http.ServerResponse) => void = () => undefined;
+  let current: Provider | undefined;
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path === '/.well-known/openid-configuration') requests.discovery++;
     if (path === '/jwks') requests.jwks++;
+    if (path.startsWith('/interaction/') && current) {
+      loginPage(current, accounts, req, res).catch((err) => {
+        res.statusCode = 400;
+        res.setHeader('content-type', 'text/plain');
+        res.end(String(err?.message ?? err));
+      });
+      return;
+    }
     handler(req, res);
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
@@ -96,7 +112,8 @@ export async function startOidcProvider(options: { accounts: ProviderAccount[]; 
 
   const build = async () => {
     const jwks = { keys: await Promise.all(keys.map(async (k) => ({ ...(await exportJWK(k.privateKey)), kid: k.kid, alg: 'RS256', use: 'sig' }))) };
-    const provider = createProvider(issuer, jwks, accounts);
+    const provider = createProvider(issuer, jwks, accounts, options.redirectUris);
+    current = provider;
     handler = provider.callback();
   };
   await build();
@@ -181,13 +198,50 @@ class MemoryAdapter {
   }
 }
 
-function createProvider(issuer: string, jwks: { keys: JWK[] }, accounts: ProviderAccount[]): Provider {
+/**
+ * The provider's login page: a form of user name and password, checked
+ * against the accounts; a wrong one shows the form again. Consent for the
+ * service's client is given without asking (loadExistingGrant).
+ */
+async function loginPage(provider: Provider, accounts: ProviderAccount[], req: http.IncomingMessage, res: http.ServerResponse) {
+  const details = await provider.interactionDetails(req, res);
+  const form = (error = '') => {
+    res.statusCode = 200;
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.end(`<!doctype html><html><head><title>Sign in at the provider</title></head><body><h1>Sign in</h1>${error ? `<p role="alert">${error}</p>` : ''}`
+      + `<form method="post" action="/interaction/${details.uid}/login"><label>User name <input name="username" autocomplete="username" required></label>`
+      + '<label>Password <input type="password" name="password" autocomplete="current-password" required></label><button type="submit">Sign in</button></form></body></html>');
+  };
+  if (details.prompt.name === 'consent') {
+    // Asked only when the grant does not cover what the service asks for: granted at once, as loadExistingGrant does.
+    const { missingOIDCScope = [], missingOIDCClaims = [], missingResourceScopes = {} } = details.prompt.details as {
+      missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]>;
+    };
+    const grant = details.grantId ? (await provider.Grant.find(details.grantId))! : new provider.Grant({ accountId: details.session!.accountId, clientId: String(details.params.client_id) });
+    if (missingOIDCScope.length) grant.addOIDCScope(missingOIDCScope.join(' '));
+    if (missingOIDCClaims.length) grant.addOIDCClaims(missingOIDCClaims);
+    for (const [resource, scopes] of Object.entries(missingResourceScopes)) grant.addResourceScope(resource, scopes.join(' '));
+    return provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
+  }
+  if (req.method === 'GET') return form();
+  if (req.method !== 'POST' || !(req.url ?? '').split('?')[0].endsWith('/login')) throw new Error('not a step of the login');
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const fields = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+  const account = accounts.find((a) => a.username === fields.get('username'));
+  if (!account || account.password !== fields.get('password')) return form('Wrong user name or password.');
+  await provider.interactionFinished(req, res, { login: { accountId: account.accountId } }, { mergeWithLastSubmission: false });
+}
+
+function createProvider(issuer: string, jwks: { keys: JWK[] }, accounts: ProviderAccount[], redirectUris: string[] = []): Provider {
   const byId = new Map(accounts.map((a) => [a.accountId, a]));
+  const codeFlow = redirectUris.length > 0;
+  const claimNames = ['sub', ...new Set(accounts.flatMap((a) => Object.keys(a.claims)))];
   const provider = new Provider(issuer, {
     clients: [
       {
         client_id: SERVICE_CLIENT_ID, client_secret: SERVICE_CLIENT_SECRET,
-        grant_types: ['password'], response_types: [], redirect_uris: [],
+        grant_types: codeFlow ? ['password', 'authorization_code'] : ['password'], response_types: codeFlow ? ['code'] : [], redirect_uris: redirectUris,
       },
       {
         client_id: MACHINE_CLIENT_ID, client_secret: MACHINE_CLIENT_SECRET,
@@ -197,7 +251,24 @@ function createProvider(issuer: string, jwks: { keys: JWK[] }, accounts: Provide
     jwks,
     adapter: MemoryAdapter,
     cookies: { keys: ['test-cookie-key-0123456789'] },
-    ttl: { AccessToken: 600, ClientCredentials: 600 },
+    // The account's claims in its ID token, also when the code flow issues an access token besides.
+    claims: { openid: claimNames },
+    conformIdTokenClaims: false,
+    pkce: { required: () => true },
+    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    // The service is the provider's own first-party client: no consent page.
+    loadExistingGrant: async (ctx: GrantContext) => {
+      const grantId = ctx.oidc.result?.consent?.grantId ?? ctx.oidc.session!.grantIdFor(ctx.oidc.client.clientId);
+      if (grantId) return ctx.oidc.provider.Grant.find(grantId);
+      if (ctx.oidc.client.clientId !== SERVICE_CLIENT_ID || !ctx.oidc.session?.accountId) return undefined;
+      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
+      grant.addOIDCScope('openid');
+      grant.addOIDCClaims(claimNames);
+      grant.addResourceScope(SERVICE_RESOURCE, 'openid');
+      await grant.save();
+      return grant;
+    },
+    ttl: { AccessToken: 600, ClientCredentials: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Grant: 600, Session: 600 },
     findAccount: async (_ctx: unknown, sub: string) => {
       const account = byId.get(sub);
       return account ? { accountId: sub, claims: async () => ({ sub, ...account.claims }) } : undefined;
@@ -229,6 +300,15 @@ function createProvider(issuer: string, jwks: { keys: JWK[] }, accounts: Provide
     ctx.body = { access_token: await token.save(), token_type: 'Bearer', expires_in: token.expiration, scope: 'openid' };
   }, ['username', 'password', 'scope', 'resource']);
   return provider;
+}
+
+interface GrantContext {
+  oidc: {
+    result?: { consent?: { grantId?: string } };
+    session?: { accountId?: string; grantIdFor(clientId: string): string | undefined };
+    client: { clientId: string };
+    provider: Provider;
+  };
 }
 
 function resourceServer(resource: string) {

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { ConfigError } from '../../runtime/config.ts';
 import { PluginError } from '../../runtime/plugins.ts';
+import { HOST_API_VERSION } from '../../runtime/host-version.ts';
 import { ADMIN, basic, logLines, startService, storageEnv, type TestService } from '../helpers/service.ts';
 import { startMain } from '../helpers/main-process.ts';
 import { rememberSecret } from '../helpers/secrets.ts';
@@ -112,7 +113,7 @@ describe('a plugin from outside the repository (SERVICE_PLUGINS)', function () {
   it('refuses at start a manifest written for another host API, naming the plugin and both versions', async () => {
     const err = await startError({ ...GATEWAY_ENV, SERVICE_PLUGINS: entry('future.ts') });
     expect(err).to.be.instanceOf(PluginError);
-    expect(err.message).to.equal('PLUGIN_HOST_VERSION: plugin gateway was written for host API ^2; this service offers host API 1.0.0');
+    expect(err.message).to.equal(`PLUGIN_HOST_VERSION: plugin gateway was written for host API ^2; this service offers host API ${HOST_API_VERSION}`);
   });
 
   it('stops the start on an unknown setting under its prefix, on a missing or malformed one, and beside pre-authentication', async () => {
@@ -177,7 +178,7 @@ describe('a plugin from outside the repository, in the service\'s own process (r
     child.stderr.on('data', (d) => (output += d));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).to.equal(1);
-    expect(output).to.contain('plugin error: PLUGIN_HOST_VERSION: plugin gateway was written for host API ^2; this service offers host API 1.0.0');
+    expect(output).to.contain(`plugin error: PLUGIN_HOST_VERSION: plugin gateway was written for host API ^2; this service offers host API ${HOST_API_VERSION}`);
     expect(output).to.not.contain(SECRET);
   });
 });

@@ -10,6 +10,7 @@ import { ConfigError } from '../../runtime/config.ts';
 import { methodsOn } from '../../runtime/auth/methods.ts';
 import { loadPlugins } from '../../runtime/plugin-loader.ts';
 import { PluginError, type PluginManifest, type SignInMethod } from '../../runtime/plugins.ts';
+import { HOST_API_VERSION } from '../../runtime/host-version.ts';
 
 const plugin = (name: string, more: Partial<PluginManifest> = {}): PluginManifest => ({ name, host: '^1', register: () => undefined, ...more });
 const names = (env: Record<string, string>, offered: PluginManifest[]) => loadPlugins(offered, env).plugins.map((p) => p.manifest.name);
@@ -17,9 +18,9 @@ const names = (env: Record<string, string>, offered: PluginManifest[]) => loadPl
 describe('plugin loader', () => {
   it('refuses a manifest without a host range or for another major version, naming the plugin and both versions', () => {
     expect(() => loadPlugins([plugin('old', { host: undefined as unknown as string })], {})).to.throw(PluginError, /^PLUGIN_INVALID: plugin old does not declare the host API version/);
-    expect(() => loadPlugins([plugin('next', { host: '^2' })], {})).to.throw(PluginError, 'PLUGIN_HOST_VERSION: plugin next was written for host API ^2; this service offers host API 1.0.0');
+    expect(() => loadPlugins([plugin('next', { host: '^2' })], {})).to.throw(PluginError, `PLUGIN_HOST_VERSION: plugin next was written for host API ^2; this service offers host API ${HOST_API_VERSION}`);
     expect(() => loadPlugins([plugin('ranged', { host: '>=1.0.0 <1.0.0' })], {})).to.throw(PluginError, /PLUGIN_HOST_VERSION/);
-    expect(names({}, [plugin('any-1', { host: '1.x' }), plugin('exact', { host: '1.0.0' })])).to.deep.equal(['any-1', 'exact']);
+    expect(names({}, [plugin('any-1', { host: '1.x' }), plugin('exact', { host: HOST_API_VERSION })])).to.deep.equal(['any-1', 'exact']);
     // A newer minor version of the host still serves a plugin written for ^1.0.
     expect(names({}, [plugin('minor', { host: '^1.0' })])).to.deep.equal(['minor']);
     expect(() => loadPlugins([plugin('later', { host: '^1.1' })], {}, '1.0.0')).to.throw(PluginError, /written for host API \^1\.1; this service offers host API 1\.0\.0/);
