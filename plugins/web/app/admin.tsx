@@ -68,6 +68,7 @@ export function AdminPage() {
         {list && (
           <section aria-labelledby="dbs-heading">
             <h2 id="dbs-heading">{app.t('adminDatabases')}</h2>
+            <div class="table-wrap">
             <table>
               <thead><tr><th scope="col">{app.t('adminName')}</th><th scope="col">{app.t('adminCreated')}</th><th scope="col">{app.t('adminCreatedBy')}</th><th scope="col"><span class="visually-hidden">{app.t('adminDrop')}</span></th></tr></thead>
               <tbody>
@@ -81,6 +82,7 @@ export function AdminPage() {
                 ))}
               </tbody>
             </table>
+            </div>
           </section>
         )}
         {list && (

@@ -287,6 +287,7 @@ function History({ selfHref, type }: { selfHref: string; type: MetaType }) {
       <h2 id="history-heading">{app.t('history')}</h2>
       {error && <p class="error">{error}</p>}
       {entries && (
+        <div class="table-wrap">
         <table>
           <thead><tr><th scope="col">{app.t('historyVersion', { version: '' }).trim()}</th><th scope="col">{app.t('historyOperation')}</th><th scope="col">{app.t('historyWho')}</th><th scope="col">{app.t('historyWhen')}</th><th scope="col">{app.t('historyWhat')}</th><th scope="col"><span class="visually-hidden">{app.t('historyShow')}</span></th></tr></thead>
           <tbody>
@@ -302,6 +303,7 @@ function History({ selfHref, type }: { selfHref: string; type: MetaType }) {
             ))}
           </tbody>
         </table>
+        </div>
       )}
       {entries?.next && <button type="button" class="link-button" onClick={async () => {
         const more = await load(entries.next);
