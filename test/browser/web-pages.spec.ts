@@ -248,6 +248,75 @@ describe('user interface: the pages of a database', function () {
     expect(await page.locator('main script, nav script, header script').count()).to.equal(0);
   });
 
+  it('shows responsibilities with links to the people, and adds one by searching for the person', async () => {
+    const org = await rest(web, 'POST', `/rest/${db}/organizations`, 201, { _type: 'Organization', label: 'Bank' });
+    const ada = await rest(web, 'POST', `/rest/${db}/organizations/Bank/persons`, 201, { _type: 'Person', label: 'Ada Lovelace', givenName: 'Ada', familyName: 'Lovelace', agentOf: org.id });
+    await rest(web, 'POST', `/rest/${db}/persons`, 201, { _type: 'Person', label: 'Grace Hopper', givenName: 'Grace', familyName: 'Hopper', agentOf: org.id });
+    const product = await rest(web, 'POST', `/rest/${db}/schemes/Orders/classifiers`, 201, { _type: 'Classifier', label: 'Product' });
+    await rest(web, 'POST', `/rest/${db}/classifiers/${product.id}/attributedTo`, 201, { _type: 'Attribution', attributedTo: ada.id, role: 'Steward' });
+    const page = await signedIn({}, pageOf(product));
+    const region = page.getByRole('region', { name: /^Responsibilities/ });
+    await region.getByRole('link', { name: 'Ada Lovelace' }).click();
+    await page.getByRole('heading', { level: 1, name: /Ada Lovelace/ }).waitFor();
+    expect(new URL(page.url()).pathname).to.equal(pageOf(ada));
+    await page.goBack();
+    await region.getByRole('button', { name: 'Add Attribution' }).click();
+    const form = page.getByRole('form', { name: 'New Attribution' });
+    await form.getByRole('searchbox').first().fill('Grace');
+    await form.getByRole('button', { name: /Grace Hopper/ }).click();
+    await form.getByText('Chosen:').waitFor();
+    await form.getByRole('button', { name: 'Create' }).click();
+    await region.getByRole('link', { name: 'Grace Hopper' }).waitFor();
+    const list = await rest(web, 'GET', `/rest/${db}/classifiers/${product.id}/attributedTo`, 200);
+    expect(list.total).to.equal(2);
+  });
+
+  it('shows who is signed in, and Log out ends the session and shows the sign-in page', async () => {
+    const page = await signedIn({}, pageOf(customer));
+    const header = page.getByRole('banner');
+    expect(await header.textContent()).to.contain('Signed in as admin').and.contain('Tenant Default').and.contain(db);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.locator('#signin-login').waitFor();
+    await page.reload();
+    await page.locator('#signin-login').waitFor();
+  });
+
+  it('deletes an object after confirmation and goes to its parent', async () => {
+    const doomed = await rest(web, 'POST', `/rest/${db}/schemes/Orders/classifiers`, 201, { _type: 'Classifier', label: 'Doomed' });
+    const page = await signedIn({}, pageOf(doomed));
+    await page.getByRole('button', { name: 'Delete' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.textContent()).to.contain('Doomed');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await rest(web, 'GET', `/rest/${db}/classifiers/${doomed.id}`, 200);
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('heading', { level: 1, name: /Orders/ }).waitFor();
+    await rest(web, 'GET', `/rest/${db}/classifiers/${doomed.id}`, 404);
+  });
+
+  it('stays quick with 1,000 attributes under a classifier: a page at a time in the tree and on the page', async () => {
+    const big = await rest(web, 'POST', `/rest/${db}/schemes/Orders/classifiers`, 201, { _type: 'Classifier', label: 'Big' });
+    const items = Array.from({ length: 1000 }, (_, i) => ({ _type: 'BusinessAttribute', label: `field${String(i).padStart(4, '0')}` }));
+    await rest(web, 'PATCH', `/rest/${db}/classifiers/${big.id}/attributes`, 200, items);
+    const page = await signedIn({}, `/web/${db}`);
+    const started = Date.now();
+    await page.goto(`${web.base}${pageOf(big)}`);
+    const list = page.getByRole('region', { name: /^Attributes/ });
+    await list.getByRole('link', { name: 'field0000' }).waitFor();
+    expect(Date.now() - started).to.be.below(10_000);
+    expect(await list.getByRole('listitem').count()).to.equal(100);
+    await list.getByRole('button', { name: 'Load more (100 of 1000)' }).click();
+    await list.getByRole('link', { name: 'field0199' }).waitFor();
+    const tree = page.getByRole('navigation', { name: 'Contents of the database' });
+    await tree.getByRole('button', { name: 'Open Orders' }).click();
+    await tree.getByRole('button', { name: 'Open Classifiers (Orders)' }).click();
+    await tree.getByRole('button', { name: 'Open Big' }).click();
+    await tree.getByRole('button', { name: 'Open Attributes (Big)' }).click();
+    await tree.getByRole('link', { name: 'field0099' }).waitFor();
+    expect(await tree.getByRole('link', { name: /^field\d+$/ }).count()).to.equal(100);
+  });
+
   it('shows a custom property declared in uploaded annotations at once, and edits it', async () => {
     const page = await signedIn({}, pageOf(customer));
     await page.getByRole('heading', { name: 'General' }).waitFor();

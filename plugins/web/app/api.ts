@@ -40,6 +40,8 @@ export interface Answer<T> { status: number; data: T; etag: string | null }
 export class Api {
   csrfToken: string | undefined;
   language: Language;
+  /** Called when a call of the pages (not the session's own) is answered 401: the session has ended. */
+  onUnauthorized: (() => void) | undefined;
   readonly client: ServiceClient;
 
   constructor(readonly config: ServiceConfig, language: Language) {
@@ -51,7 +53,10 @@ export class Api {
   fetch = (request: Request): Promise<Response> => {
     if (this.csrfToken) request.headers.set('X-CSRF-Token', this.csrfToken);
     request.headers.set('Accept-Language', this.language);
-    return fetch(request);
+    return fetch(request).then((response) => {
+      if (response.status === 401 && !new URL(request.url).pathname.endsWith('/web/session')) this.onUnauthorized?.();
+      return response;
+    });
   };
 
   /** An absolute or context-relative service URL as a path the wrapper can call. */

@@ -53,6 +53,10 @@ function App() {
   }, [language, route.db]);
 
   useEffect(() => {
+    api.onUnauthorized = () => setSession((s) => (s.state === 'in' ? { scope: s.scope, state: 'signedOut' } : s));
+  }, []);
+
+  useEffect(() => {
     let live = true;
     setSession({ scope: scopeKey, state: 'loading' });
     setMeta(undefined);
