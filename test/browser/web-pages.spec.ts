@@ -58,7 +58,7 @@ describe('user interface: the pages of a database', function () {
     await page.getByRole('heading', { level: 1, name: /customerName/ }).waitFor();
     expect(new URL(page.url()).pathname).to.equal(pageOf(name));
     const crumbs = page.getByRole('navigation', { name: 'Breadcrumbs' }).getByRole('link');
-    await page.getByRole('navigation', { name: 'Breadcrumbs' }).getByRole('link', { name: 'Customer' }).waitFor();
+    await page.getByRole('navigation', { name: 'Breadcrumbs' }).getByRole('link', { name: 'Customer', exact: true }).waitFor();
     expect(await crumbs.allTextContents()).to.deep.equal([db, 'Orders', 'Customer', 'customerName']);
     expect(calls.length).to.be.greaterThan(3);
     for (const r of calls) {
