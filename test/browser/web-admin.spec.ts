@@ -4,9 +4,9 @@
  * database with its notice.
  */
 import { expect } from 'chai';
-import { axe, openPage } from '../helpers/browser.ts';
+import { axe } from '../helpers/browser.ts';
 import { createDatabase } from '../helpers/service.ts';
-import { rest, signIn, startWeb, type Json, type Web } from './web.ts';
+import { closePages, open, rest, signIn, startWeb, type Json, type Web } from './web.ts';
 
 describe('user interface: administration and the metamodel', function () {
   this.timeout(120_000);
@@ -15,10 +15,14 @@ describe('user interface: administration and the metamodel', function () {
   before(async () => {
     web = await startWeb();
   });
-  after(() => web?.close());
+  beforeEach(closePages);
+  after(async () => {
+    await closePages();
+    await web?.close();
+  });
 
   it('/web/admin creates a database (a bad name refused at the field), links to it and drops it after the name is typed', async () => {
-    const { page } = await openPage();
+    const { page } = await open();
     await signIn(page, web, '/web/admin');
     await page.getByRole('heading', { name: 'Databases' }).waitFor();
     const nameField = page.getByLabel('Name', { exact: true });
@@ -51,7 +55,7 @@ describe('user interface: administration and the metamodel', function () {
 
   it('/web/admin links to a database\'s pages', async () => {
     const db = await createDatabase(web.t);
-    const { page } = await openPage();
+    const { page } = await open();
     await signIn(page, web, '/web/admin');
     await page.getByRole('link', { name: db }).click();
     await signIn(page, web, `/web/${db}`);
@@ -61,7 +65,7 @@ describe('user interface: administration and the metamodel', function () {
 
   it('/web/meta shows the notice and a type\'s properties', async () => {
     await createDatabase(web.t, 'meta');
-    const { page } = await openPage();
+    const { page } = await open();
     await signIn(page, web, '/web/meta');
     expect(await page.getByRole('note').textContent()).to.contain('npm run generate');
     await page.getByRole('combobox', { name: 'Search' }).fill('Classifier');

@@ -9,11 +9,11 @@
  */
 import { expect } from 'chai';
 import type { Page, Request } from 'playwright-core';
-import { axe, openPage } from '../helpers/browser.ts';
+import { axe } from '../helpers/browser.ts';
 import { createDatabase } from '../helpers/service.ts';
 import { createUser, secret } from '../auth/fixtures.ts';
 import { upload } from '../plugins/profiles/fixtures.ts';
-import { pageOf, rest, signIn, startWeb, type Json, type Web } from './web.ts';
+import { closePages, open, pageOf, rest, signIn, startWeb, type Json, type Web } from './web.ts';
 
 const HOSTILE = '<script>window.__pwned = 1</script>';
 
@@ -36,16 +36,20 @@ describe('user interface: the pages of a database', function () {
     hostile = await rest(web, 'POST', `/rest/${db}/schemes/Orders/classifiers/Customer/attributes`, 201, { _type: 'BusinessAttribute', label: HOSTILE });
     await createUser(web.t, db, { ...reader, accessLevel: 'READ_ONLY' });
   });
-  after(() => web?.close());
+  beforeEach(closePages);
+  after(async () => {
+    await closePages();
+    await web?.close();
+  });
 
-  async function signedIn(options: Parameters<typeof openPage>[0] = {}, path = `/web/${db}`): Promise<Page> {
-    const { page } = await openPage(options);
+  async function signedIn(options: Parameters<typeof open>[0] = {}, path = `/web/${db}`): Promise<Page> {
+    const { page } = await open(options);
     await signIn(page, web, path);
     return page;
   }
 
   it('browses to an attribute through the tree, with breadcrumbs along the business-key path; every call carries the CSRF token and the language', async () => {
-    const { page } = await openPage();
+    const { page } = await open();
     const calls: Request[] = [];
     page.on('request', (r) => { if (/\/(rest|api)\//.test(r.url())) calls.push(r); });
     await signIn(page, web, `/web/${db}`);
@@ -134,7 +138,7 @@ describe('user interface: the pages of a database', function () {
     const at = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 20));
     await rest(web, 'PATCH', `/rest/${db}/classifiers/${before.id}`, 200, { description: 'New text' });
-    const { page } = await openPage();
+    const { page } = await open();
     const reads: string[] = [];
     page.on('request', (r) => { if (r.method() === 'GET' && /\/rest\//.test(r.url()) && !/\/(search|history)\b/.test(r.url())) reads.push(r.url()); });
     await signIn(page, web, `${pageOf(before)}?at=${encodeURIComponent(at)}`);
@@ -153,7 +157,7 @@ describe('user interface: the pages of a database', function () {
   });
 
   it('shows a READ_ONLY person no edit controls', async () => {
-    const { page } = await openPage();
+    const { page } = await open();
     await signIn(page, web, pageOf(customer), reader);
     await page.getByRole('heading', { level: 1, name: /Customer/ }).waitFor();
     await page.getByRole('heading', { name: /Attributes/ }).waitFor();
@@ -184,6 +188,7 @@ describe('user interface: the pages of a database', function () {
     expect(await menu.getAttribute('aria-expanded')).to.equal('true');
     await nav.getByRole('link', { name: 'Orders' }).click();
     await page.getByRole('heading', { level: 1, name: /Orders/ }).waitFor();
+    await page.locator('.history table').waitFor();
     expect(await nav.isVisible()).to.equal(false);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).to.be.at.most(390);
   });
@@ -216,7 +221,7 @@ describe('user interface: the pages of a database', function () {
   });
 
   it('has no serious or critical axe-core violations on the sign-in page, the database, an object and its form', async () => {
-    const { page } = await openPage();
+    const { page } = await open();
     await page.goto(`${web.base}/web/${db}`);
     await page.locator('#signin-login').waitFor();
     expect(await axe(page)).to.deep.equal([]);
@@ -266,6 +271,7 @@ describe('user interface: the pages of a database', function () {
     await form.getByRole('button', { name: /Grace Hopper/ }).click();
     await form.getByText('Chosen:').waitFor();
     await form.getByRole('button', { name: 'Create' }).click();
+    await form.waitFor({ state: 'detached' });
     await region.getByRole('link', { name: 'Grace Hopper' }).waitFor();
     const list = await rest(web, 'GET', `/rest/${db}/classifiers/${product.id}/attributedTo`, 200);
     expect(list.total).to.equal(2);

@@ -4,7 +4,8 @@
  * helpers to make and change objects beside the page.
  */
 import { expect } from 'chai';
-import type { Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { openPage, type OpenedPage } from '../helpers/browser.ts';
 import { ADMIN, startService, type TestService } from '../helpers/service.ts';
 import type { Credentials } from '../auth/fixtures.ts';
 
@@ -20,6 +21,21 @@ export interface Web {
 export async function startWeb(env: Record<string, string> = {}): Promise<Web> {
   const t = await startService(env);
   return { t, base: t.url, close: () => t.close() };
+}
+
+const contexts: BrowserContext[] = [];
+
+/** A page of the shared browser (test/helpers/browser.ts), its context closed by `closePages` before the next test. */
+export async function open(options: Parameters<typeof openPage>[0] = {}): Promise<OpenedPage> {
+  const opened = await openPage(options);
+  contexts.push(opened.context);
+  return opened;
+}
+
+/** Closes the contexts of the previous test (run before each: a failed test's pages stay open for the harness's screenshots). */
+export async function closePages(): Promise<void> {
+  const closing = contexts.splice(0);
+  await Promise.all(closing.map((c) => c.close().catch(() => undefined)));
 }
 
 /** Opens `path` (below the base) and signs in through the page's form; waits for the page to leave the form. */

@@ -113,6 +113,7 @@ function App() {
   let body;
   if (session.state === 'loading' || session.scope !== scopeKey) body = <main id="main" class="center"><p role="status">{state.t('loading')}</p></main>;
   else if (session.state === 'error') body = <main id="main" class="center"><p role="alert" class="error">{state.t('error', { message: session.error ?? '' })}</p></main>;
+  else if (session.state === 'signedOut' && config.signIn === 'preauth') body = <main id="main" class="center"><p role="alert" class="error">{state.t('preauthMissing')}</p></main>;
   else if (session.state === 'signedOut') body = <SignIn db={route.db} onSignedIn={(value) => setSession({ scope: scopeKey, value, state: 'in' })} />;
   else if (route.scope === 'admin') body = <AdminPage />;
   else body = <DatabaseLayout plural={route.plural} id={route.id} />;

@@ -11,7 +11,7 @@ export function SignIn({ db, onSignedIn }: { db?: string; onSignedIn(session: We
   const [loginId, setLoginId] = useState('');
   const [password, setPassword] = useState('');
   const [tenant, setTenant] = useState('');
-  const [error, setError] = useState<string | undefined>(location.query.signInError ? app.t('signInError', { code: location.query.signInError }) : undefined);
+  const [error, setError] = useState<string | undefined>(location.query.signInError ? signInErrorText(app.t, location.query.signInError) : undefined);
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -29,8 +29,10 @@ export function SignIn({ db, onSignedIn }: { db?: string; onSignedIn(session: We
     }
   };
   const ctx = app.config.contextPath;
-  const back = location.url.startsWith(`${ctx}/web/`) ? location.url.slice(`${ctx}/web/`.length) : '';
-  const oidcHref = `${ctx}/web/login?${new URLSearchParams({ ...(db ? { database: db } : {}), return: back.replace(/[?&]signInError=[^&]*/, '') }).toString()}`;
+  // Back to this page after the provider's sign-in: its path below {ctx}/web/, without the error of a previous try.
+  const back = new URL(location.url, window.location.origin);
+  back.searchParams.delete('signInError');
+  const oidcHref = `${ctx}/web/login?${new URLSearchParams({ ...(db ? { database: db } : {}), return: back.pathname + back.search }).toString()}`;
   return (
     <div class="signin-page">
       <header class="header">
@@ -68,4 +70,12 @@ export function SignIn({ db, onSignedIn }: { db?: string; onSignedIn(session: We
       </main>
     </div>
   );
+}
+
+/** The text of an error code the OpenID Connect sign-in sent back (`?signInError=`). */
+function signInErrorText(t: (key: string, params?: Record<string, string>) => string, code: string): string {
+  if (code === 'CREDENTIALS_REFUSED' || code === 'UNAUTHENTICATED') return t('signInRefused');
+  if (code === 'FORBIDDEN' || code === 'TENANT_FORBIDDEN') return t('signInForbidden');
+  if (code === 'UNAVAILABLE') return t('signInUnavailable');
+  return t('signInError', { code: code.slice(0, 60) });
 }
