@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import type { Page, Request } from 'playwright-core';
 import { axe } from '../helpers/browser.ts';
 import { createDatabase } from '../helpers/service.ts';
-import { createUser, secret } from '../auth/fixtures.ts';
+import { createTenant, createUser, secret } from '../auth/fixtures.ts';
 import { upload } from '../plugins/profiles/fixtures.ts';
 import { closePages, open, pageOf, rest, signIn, startWeb, type Json, type Web } from './web.ts';
 
@@ -88,12 +88,17 @@ describe('user interface: the pages of a database', function () {
 
   it('creates a classifier in a scheme and an attribute in it through the forms', async () => {
     const page = await signedIn({}, pageOf(scheme));
+    const tree = page.getByRole('navigation', { name: 'Contents of the database' });
+    await tree.getByRole('button', { name: 'Open Orders' }).click();
+    await tree.getByRole('button', { name: 'Open Classifiers (Orders)' }).click();
+    await tree.getByRole('link', { name: 'Customer', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Add Classifier' }).click();
     const form = page.getByRole('form', { name: 'New Classifier' });
     await form.getByLabel(/^Label( \(required\))?$/).fill('Invoice');
     await form.getByLabel(/^Description/).fill('A bill.');
     await form.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('heading', { level: 1, name: /Invoice/ }).waitFor();
+    await tree.getByRole('link', { name: 'Invoice', exact: true }).waitFor();
     await page.getByRole('button', { name: 'Add Business attribute' }).click();
     const attrForm = page.getByRole('form', { name: 'New Business attribute' });
     await attrForm.getByLabel(/^Label( \(required\))?$/).fill('amount');
@@ -285,6 +290,20 @@ describe('user interface: the pages of a database', function () {
     await page.locator('#signin-login').waitFor();
     await page.reload();
     await page.locator('#signin-login').waitFor();
+  });
+
+  it('switches the login tenant from the header, and shows that tenant\'s objects', async () => {
+    await createTenant(web.t, db, 'Elsewhere');
+    await rest(web, 'POST', `/rest/${db}/schemes`, 201, { _type: 'Scheme', label: 'Far away' }, { 'service-tenant': 'Elsewhere' });
+    const page = await signedIn({}, `/web/${db}`);
+    const tree = page.getByRole('navigation', { name: 'Contents of the database' });
+    await tree.getByRole('link', { name: 'Orders' }).waitFor();
+    await page.getByRole('button', { name: 'Switch tenant' }).click();
+    await page.getByLabel('Tenant', { exact: true }).fill('Elsewhere');
+    await page.getByRole('button', { name: 'Switch', exact: true }).click();
+    await page.getByRole('banner').getByText('Tenant Elsewhere').waitFor();
+    await tree.getByRole('link', { name: 'Far away' }).waitFor();
+    expect(await tree.getByRole('link', { name: 'Orders' }).count()).to.equal(0);
   });
 
   it('deletes an object after confirmation and goes to its parent', async () => {

@@ -113,6 +113,13 @@ export class Api {
     return s;
   }
 
+  /** Switches the session's login tenant (by label); the login-tenant rules of the service decide. */
+  async switchTenant(db: string, tenant: string): Promise<WebSession> {
+    const s = (await this.call<WebSession>('PATCH', this.sessionPath(db), { body: { tenant } })).data;
+    if (s.csrfToken) this.csrfToken = s.csrfToken;
+    return s;
+  }
+
   async signOut(db?: string): Promise<{ logoutUrl?: string }> {
     const answer = await this.call<{ logoutUrl?: string }>('DELETE', this.sessionPath(db));
     this.csrfToken = undefined;

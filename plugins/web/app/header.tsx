@@ -23,6 +23,7 @@ export function Header({ menuOpen, onMenu }: { menuOpen?: boolean; onMenu?: () =
       <div class="who">
         {app.session && <span class="person">{app.t('signedInAs', { loginId: app.session.loginId })}</span>}
         {app.session?.tenantLabel && <span class="tenant">{app.t('tenant', { tenant: app.session.tenantLabel })}</span>}
+        {app.db && app.session && app.session.method !== 'preauth' && <TenantSwitch />}
       </div>
       <label class="language">
         <span class="visually-hidden">{app.t('language')}</span>
@@ -34,6 +35,36 @@ export function Header({ menuOpen, onMenu }: { menuOpen?: boolean; onMenu?: () =
         <button type="button" class="logout" onClick={() => app.signOut()}>{app.t('logout')}</button>
       ) : null}
     </header>
+  );
+}
+
+/** Switches the login tenant of the session (PATCH /web/session). */
+function TenantSwitch() {
+  const app = useApp();
+  const [open, setOpen] = useState(false);
+  const [label, setLabel] = useState('');
+  const [error, setError] = useState<string | undefined>();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      app.setSession(await app.api.switchTenant(app.db!, label.trim()));
+      setOpen(false);
+      setLabel('');
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  };
+  if (!open) return <button type="button" class="link-button" onClick={() => setOpen(true)}>{app.t('tenantSwitch')}</button>;
+  return (
+    <form class="tenant-switch" onSubmit={submit}>
+      <label for="tenant-switch">{app.t('tenantSwitchLabel')}</label>
+      <input id="tenant-switch" value={label} required aria-invalid={error ? 'true' : undefined} aria-describedby={error ? 'tenant-switch-error' : undefined}
+        onInput={(e) => setLabel((e.currentTarget as HTMLInputElement).value)} />
+      <button type="submit">{app.t('tenantSwitchGo')}</button>
+      <button type="button" onClick={() => { setOpen(false); setError(undefined); }}>{app.t('cancel')}</button>
+      {error && <span class="field-error" id="tenant-switch-error" role="alert">{error}</span>}
+    </form>
   );
 }
 

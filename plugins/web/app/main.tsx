@@ -43,6 +43,7 @@ function App() {
   const [session, setSession] = useState<{ scope: string; value?: WebSession; state: 'loading' | 'signedOut' | 'in' | 'error'; error?: string }>({ scope: '\0', state: 'loading' });
   const [meta, setMeta] = useState<Metamodel | undefined>();
   const [metaTick, setMetaTick] = useState(0);
+  const [changes, setChanges] = useState(0);
   const at = location.query.at && !Number.isNaN(Date.parse(location.query.at)) ? location.query.at : undefined;
   const version = at ? Date.parse(at) : undefined;
 
@@ -108,7 +109,14 @@ function App() {
       else setSession({ scope: scopeKey, state: 'signedOut' });
     },
     refreshMeta: () => setMetaTick((n) => n + 1),
-  }), [language, route.db, session, meta, at, version, link, scopeKey]);
+    setSession: (value) => {
+      setSession({ scope: scopeKey, value, state: 'in' });
+      setChanges((n) => n + 1);
+      setMetaTick((n) => n + 1);
+    },
+    changes,
+    noteChange: () => setChanges((n) => n + 1),
+  }), [language, route.db, session, meta, at, version, link, scopeKey, changes]);
 
   let body;
   if (session.state === 'loading' || session.scope !== scopeKey) body = <main id="main" class="center"><p role="status">{state.t('loading')}</p></main>;

@@ -61,6 +61,7 @@ export function ObjectPage({ plural, id }: { plural: string; id: string }) {
       throw e;
     }
     forgetReferences();
+    app.noteChange();
     setMode('view');
     setNotice({ text: app.t('saved'), kind: 'ok' });
     setTick((n) => n + 1);
@@ -80,6 +81,7 @@ export function ObjectPage({ plural, id }: { plural: string; id: string }) {
       setNotice({ text: e instanceof Error ? e.message : String(e), kind: 'alert' });
       return;
     }
+    app.noteChange();
     const parent = obj._links?.parent?.href;
     let target = `${app.config.contextPath}/web/${encodeURIComponent(app.db!)}`;
     if (parent) {
@@ -203,6 +205,7 @@ function ObjectList({ owner, list, writable }: { owner: Obj; list: MetaList; wri
   const create = async (typeName: string, values: FormValues) => {
     const type = app.meta!.types[typeName];
     const created = await app.api.call<Obj>('POST', href, { body: payloadOf(type, values) });
+    app.noteChange();
     setAdding(undefined);
     if (created.data.href && !isRelationType(app.meta!, type)) app.go(app.link(pagePath(created.data.href)));
     else setPage(await fetchPage(app, href, list.name));

@@ -22,6 +22,11 @@ export interface AppState {
   link(path: string): string;
   go(path: string): void;
   signOut(): void;
+  /** Takes a new session body (after a tenant switch). */
+  setSession(session: WebSession): void;
+  /** Grows with every change the pages make, so that the tree reads its open lists again. */
+  changes: number;
+  noteChange(): void;
   /** Asks the metamodel again (If-None-Match): after an upload it shows at once. */
   refreshMeta(): void;
 }

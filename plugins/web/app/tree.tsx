@@ -53,7 +53,7 @@ function ListItems({ href, listName }: { href: string; listName: string }) {
     let live = true;
     fetchPage(app, href, listName).then((p) => live && setPage(p), (e) => live && setError(String(e.message)));
     return () => { live = false; };
-  }, [href, app.version]);
+  }, [href, app.version, app.changes]);
   if (error) return <p class="error">{error}</p>;
   if (!page) return <p class="muted" role="status">{app.t('loading')}</p>;
   if (!page.items.length) return <p class="muted">{app.t('empty')}</p>;
