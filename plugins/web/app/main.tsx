@@ -169,4 +169,6 @@ function DatabaseLayout({ plural, id }: { plural?: string; id?: string }) {
 }
 
 const root = document.getElementById('app') ?? document.body;
-render(<LocationProvider scope={WEB}><App /></LocationProvider>, root);
+/** Links the router follows itself: the pages below {ctx}/web/, not the server's addresses there (sign-in, assets, session). */
+const SCOPE = new RegExp(`^${WEB.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?!/(?:login|auth|session|assets)(?:[/?#]|$))`);
+render(<LocationProvider scope={SCOPE}><App /></LocationProvider>, root);
