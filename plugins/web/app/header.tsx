@@ -23,7 +23,7 @@ export function Header({ menuOpen, onMenu }: { menuOpen?: boolean; onMenu?: () =
       <div class="who">
         {app.session && <span class="person">{app.t('signedInAs', { loginId: app.session.loginId })}</span>}
         {app.session?.tenantLabel && <span class="tenant">{app.t('tenant', { tenant: app.session.tenantLabel })}</span>}
-        {app.db && app.session && app.session.method !== 'preauth' && <TenantSwitch />}
+        {app.db && app.session && app.config.signIn !== 'preauth' && <TenantSwitch />}
       </div>
       <label class="language">
         <span class="visually-hidden">{app.t('language')}</span>
@@ -31,7 +31,7 @@ export function Header({ menuOpen, onMenu }: { menuOpen?: boolean; onMenu?: () =
           {app.config.languages.map((l) => <option key={l} value={l} lang={l}>{l === 'de' ? 'Deutsch' : 'English'}</option>)}
         </select>
       </label>
-      {app.session && (app.session.method !== 'preauth' || app.session.logoutUrl) ? (
+      {app.session && (app.config.signIn !== 'preauth' || app.session.logoutUrl) ? (
         <button type="button" class="logout" onClick={() => app.signOut()}>{app.t('logout')}</button>
       ) : null}
     </header>
