@@ -306,6 +306,16 @@ describe('user interface: the pages of a database', function () {
     expect(await tree.getByRole('link', { name: 'Orders' }).count()).to.equal(0);
   });
 
+  it('shows derivations both ways: to the derived attribute and back from it', async () => {
+    const source = await rest(web, 'POST', `/rest/${db}/schemes/Orders/classifiers/Customer/attributes`, 201, { _type: 'BusinessAttribute', label: 'sourceField' });
+    const target = await rest(web, 'POST', `/rest/${db}/schemes/Orders/classifiers/Customer/attributes`, 201, { _type: 'BusinessAttribute', label: 'targetField' });
+    await rest(web, 'POST', `/rest/${db}/attributes/${source.id}/derivedTo`, 201, { _type: 'Derivation', derivedTo: target.id });
+    const page = await signedIn({}, pageOf(source));
+    await page.getByRole('region', { name: /^Derived to/i }).getByRole('link', { name: 'targetField' }).click();
+    await page.getByRole('heading', { level: 1, name: /targetField/ }).waitFor();
+    await page.getByRole('region', { name: /^Derived from/i }).getByRole('link', { name: 'sourceField' }).waitFor();
+  });
+
   it('deletes an object after confirmation and goes to its parent', async () => {
     const doomed = await rest(web, 'POST', `/rest/${db}/schemes/Orders/classifiers`, 201, { _type: 'Classifier', label: 'Doomed' });
     const page = await signedIn({}, pageOf(doomed));

@@ -243,7 +243,8 @@ function ListItem({ item, list }: { item: Obj; list: MetaList }) {
   const app = useApp();
   const type = app.meta!.types[item._type];
   const relation = type && isRelationType(app.meta!, type);
-  const ownerProp = type?.owner?.property ?? list.inverseOf;
+  // The reference that names this page's object: the owner in a list of children, the inverse property in an inverse list.
+  const ownerProp = list.inverse ? list.inverseOf : type?.owner?.property;
   const refs = relation ? type!.properties.filter((p) => kindOf(p) === 'REFERENCE' && !p.hidden && p.name !== ownerProp && typeof item[p.name] === 'string') : [];
   return (
     <li>
