@@ -1,11 +1,13 @@
 /**
  * The user interface's assets, built in memory when the service starts
  * (the web plugin's `onStart`): esbuild bundles `app/main.tsx` (Preact,
- * preact-iso, marked, DOMPurify, the typed client) and the CSS it imports,
- * minified, as ES modules split into chunks, with content-hashed names so
- * that they can be cached forever; every file is compressed once with gzip
- * and brotli. Nothing is written to disk. The build runs once per process.
+ * preact-iso, marked, DOMPurify, the typed client) and the CSS it imports
+ * into one ES module and one style sheet, minified, each named by the hash
+ * of its content (`app-3F2A9C07B1.js`) so that they can be cached forever;
+ * every file is compressed once with gzip and brotli. Nothing is written to
+ * disk. The build runs once per process.
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
@@ -40,41 +42,35 @@ async function buildOnce(): Promise<Assets> {
   const result = await build({
     entryPoints: { app: path.join(HERE, 'app', 'main.tsx') },
     bundle: true,
-    splitting: true,
     format: 'esm',
     platform: 'browser',
     target: ['es2022'],
     minify: true,
     write: false,
     outdir: OUT,
-    entryNames: '[name]-[hash]',
-    chunkNames: 'chunk-[hash]',
+    entryNames: '[name]',
     assetNames: 'asset-[hash]',
     jsx: 'automatic',
     jsxImportSource: 'preact',
-    metafile: true,
     legalComments: 'none',
     logLevel: 'silent',
     define: { 'process.env.NODE_ENV': '"production"' },
   });
   const files = new Map<string, Asset>();
+  let script = '';
+  let style = '';
   for (const file of result.outputFiles) {
-    const name = path.relative(OUT, file.path);
     const body = Buffer.from(file.contents);
+    const ext = path.extname(file.path);
+    const name = `${path.basename(file.path, ext)}-${createHash('sha256').update(body).digest('hex').slice(0, 10).toUpperCase()}${ext}`;
     files.set(name, {
       body,
       gzip: gzipSync(body, { level: 9 }),
       brotli: brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
-      type: TYPES[path.extname(name)] ?? 'application/octet-stream',
+      type: TYPES[ext] ?? 'application/octet-stream',
     });
-  }
-  let script = '';
-  let style = '';
-  for (const [file, output] of Object.entries(result.metafile.outputs)) {
-    if (output.entryPoint?.replace(/\\/g, '/').endsWith('app/main.tsx') && file.endsWith('.js')) {
-      script = path.basename(file);
-      if (output.cssBundle) style = path.basename(output.cssBundle);
-    }
+    if (path.basename(file.path) === 'app.js') script = name;
+    if (path.basename(file.path) === 'app.css') style = name;
   }
   if (!script || !style) throw new Error('The user interface build gave no entry script or style sheet.');
   return { files, script, style };

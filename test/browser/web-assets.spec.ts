@@ -13,12 +13,12 @@ describe('user interface: the built assets', function () {
 
   it('names every file by its content, types it and compresses it both ways', async () => {
     const assets = await buildAssets();
-    expect(assets.script).to.match(/^app-[A-Z0-9]{8}\.js$/);
-    expect(assets.style).to.match(/^app-[A-Z0-9]{8}\.css$/);
+    expect(assets.script).to.match(/^app-[0-9A-F]{10}\.js$/);
+    expect(assets.style).to.match(/^app-[0-9A-F]{10}\.css$/);
     expect(assets.files.get(assets.script)!.type).to.match(/^text\/javascript/);
     expect(assets.files.get(assets.style)!.type).to.match(/^text\/css/);
     for (const [name, a] of assets.files) {
-      expect(name).to.match(/-[A-Z0-9]{8}\.(js|css)$/);
+      expect(name).to.match(/-[0-9A-F]{10}\.(js|css)$/);
       expect(gunzipSync(a.gzip).equals(a.body), name).to.equal(true);
       expect(brotliDecompressSync(a.brotli).equals(a.body), name).to.equal(true);
     }
