@@ -1,38 +1,90 @@
 /**
- * The pages' assets, built in memory when the service starts (contract:
- * `buildAssets()`). This small version is the server's, for its tests: the
- * user interface's own (plugins/web/app/) replaces it when merged.
+ * The user interface's assets, built in memory when the service starts
+ * (the web plugin's `onStart`): esbuild bundles `app/main.tsx` (Preact,
+ * preact-iso, marked, DOMPurify, the typed client) and the CSS it imports
+ * into one ES module and one style sheet, minified, each named by the hash
+ * of its content (`app-3F2A9C07B1.js`) so that they can be cached forever;
+ * every file is compressed once with gzip and brotli. Nothing is written to
+ * disk. The build runs once per process.
  */
 import { createHash } from 'node:crypto';
-import { brotliCompressSync, gzipSync } from 'node:zlib';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 export interface Asset { body: Buffer; gzip: Buffer; brotli: Buffer; type: string }
 export interface Assets { files: Map<string, Asset>; script: string; style: string }
 
-const ENTRY = `
-const config = JSON.parse(document.getElementById('service-config')?.textContent ?? '{}');
-const app = document.getElementById('app');
-if (app) app.textContent = 'Metadata: ' + (config.signIn ?? '');
-`;
-const STYLE = 'body { font-family: sans-serif; }\n';
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const OUT = path.join(HERE, 'out');
 
-let built: Promise<Assets> | undefined;
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.woff2': 'font/woff2',
+};
 
+let memo: Promise<Assets> | undefined;
+
+/** The built assets, built on the first call and kept for the life of the process. */
 export function buildAssets(): Promise<Assets> {
-  built ??= make();
-  return built;
+  memo ??= buildOnce().catch((error) => {
+    memo = undefined;
+    throw error;
+  });
+  return memo;
 }
 
-async function make(): Promise<Assets> {
-  const result = await build({ stdin: { contents: ENTRY, loader: 'ts' }, bundle: true, format: 'esm', minify: true, write: false, target: 'es2022' });
+async function buildOnce(): Promise<Assets> {
+  const result = await build({
+    entryPoints: { app: path.join(HERE, 'app', 'main.tsx') },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['es2022'],
+    minify: true,
+    write: false,
+    outdir: OUT,
+    entryNames: '[name]',
+    assetNames: 'asset-[hash]',
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    legalComments: 'none',
+    logLevel: 'silent',
+    define: { 'process.env.NODE_ENV': '"production"' },
+  });
   const files = new Map<string, Asset>();
-  const add = (stem: string, ext: string, body: Buffer, type: string) => {
-    const name = `${stem}-${createHash('sha256').update(body).digest('hex').slice(0, 10).toUpperCase()}.${ext}`;
-    files.set(name, { body, gzip: gzipSync(body), brotli: brotliCompressSync(body), type });
-    return name;
-  };
-  const script = add('app', 'js', Buffer.from(result.outputFiles[0].contents), 'text/javascript; charset=utf-8');
-  const style = add('app', 'css', Buffer.from(STYLE, 'utf8'), 'text/css; charset=utf-8');
+  let script = '';
+  let style = '';
+  for (const file of result.outputFiles) {
+    const body = Buffer.from(file.contents);
+    const ext = path.extname(file.path);
+    const name = `${path.basename(file.path, ext)}-${createHash('sha256').update(body).digest('hex').slice(0, 10).toUpperCase()}${ext}`;
+    files.set(name, {
+      body,
+      gzip: gzipSync(body, { level: 9 }),
+      brotli: brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+      type: TYPES[ext] ?? 'application/octet-stream',
+    });
+    if (path.basename(file.path) === 'app.js') script = name;
+    if (path.basename(file.path) === 'app.css') style = name;
+  }
+  if (!script || !style) throw new Error('The user interface build gave no entry script or style sheet.');
   return { files, script, style };
+}
+
+/** The files a first load fetches: the entry script and the chunks it imports statically, transitively. */
+export function firstLoadScripts(assets: Assets): string[] {
+  const seen = new Set<string>();
+  const visit = (name: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const text = assets.files.get(name)?.body.toString('utf8') ?? '';
+    for (const m of text.matchAll(/(?:import|from)\s*["']\.\/([^"']+\.js)["']/g)) visit(m[1]);
+  };
+  visit(assets.script);
+  return [...seen];
 }

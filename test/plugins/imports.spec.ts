@@ -4,7 +4,9 @@
  * other: every module specifier in plugins/** is parsed (static and dynamic
  * imports, re-exports) and judged. A plugin's files may import their own
  * folder's files and npm packages; plugins/index.ts, the list of built-ins,
- * may import each plugin's index.ts.
+ * may import each plugin's index.ts. The user interface's browser code
+ * (plugins/web/app/) talks to the service over HTTP with the typed client
+ * (client/index.ts, which imports nothing of the service), and may import it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -15,6 +17,8 @@ import { Node, Project, SyntaxKind } from 'ts-morph';
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const PLUGINS = join(ROOT, 'plugins');
 const HOST = join(ROOT, 'runtime', 'host.ts');
+const CLIENT = join(ROOT, 'client', 'index.ts');
+const BROWSER_APP = join(PLUGINS, 'web', 'app');
 
 const project = new Project({ useInMemoryFileSystem: true });
 
@@ -47,6 +51,7 @@ export function refusal(file: string, specifier: string): string | null {
   }
   const target = resolve(dirname(file), specifier);
   if (target === HOST) return null;
+  if (target === CLIENT && file.startsWith(BROWSER_APP + sep)) return null;
   const pluginOf = (path: string) => relative(PLUGINS, path).split(sep)[0];
   if (!target.startsWith(PLUGINS + sep)) return `imports ${specifier}: outside plugins/ only runtime/host.ts may be imported`;
   if (dirname(file) === PLUGINS) {
@@ -61,7 +66,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
     if (e.isDirectory()) return sourceFiles(path);
-    return /\.(ts|mts|mjs|js)$/.test(e.name) ? [path] : [];
+    return /\.(ts|tsx|mts|mjs|js)$/.test(e.name) ? [path] : [];
   });
 }
 
@@ -105,5 +110,9 @@ describe('plugin imports', () => {
     expect(refused).to.have.members(['../../runtime/errors.ts', '../auth-basic/index.ts', '../../runtime/storage/objects.ts', '../query/jobs.ts', 'metadata-service/runtime/config.ts']);
     expect(refusal(join(PLUGINS, 'index.ts'), './auth-ldap/index.ts')).to.equal(null);
     expect(refusal(join(PLUGINS, 'index.ts'), './auth-ldap/settings.ts')).to.match(/index\.ts only/);
+    // The pages in the browser use the typed client; the web plugin's server side does not, nor does any other plugin.
+    expect(refusal(join(BROWSER_APP, 'api.ts'), '../../../client/index.ts')).to.equal(null);
+    expect(refusal(join(PLUGINS, 'web', 'index.ts'), '../../client/index.ts')).to.match(/outside plugins/);
+    expect(refusal(join(BROWSER_APP, 'api.ts'), '../../../runtime/errors.ts')).to.match(/outside plugins/);
   });
 });

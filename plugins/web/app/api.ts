@@ -1,0 +1,153 @@
+/**
+ * The pages' calls: one fetch wrapper that adds the session's CSRF token and
+ * the chosen language to every request, given to the typed client for the
+ * calls the document names, and used as it is for the metamodel-driven paths
+ * of objects and lists (`/rest/<db>/<plural>/<uuid>/…`), which the pages
+ * only learn at run time from the metamodel and the HAL links.
+ */
+import { createClient, type Schemas, type ServiceClient } from '../../../client/index.ts';
+import type { Language } from './i18n.ts';
+
+export type ErrorPayload = Schemas['Error'];
+export type Metamodel = Schemas['ResolvedMetamodel'];
+export type MetaType = Schemas['ResolvedType'];
+export type MetaProperty = Schemas['ResolvedProperty'];
+export type MetaList = Schemas['ResolvedList'];
+export type SearchHit = Schemas['SearchHit'];
+export type Obj = Record<string, unknown> & { _type: string; id: string; label?: string; _version?: number; href?: string; _links?: Record<string, { href: string }> };
+
+export interface ServiceConfig { contextPath: string; signIn: 'password' | 'directory' | 'oidc' | 'preauth'; languages: Language[]; defaultLanguage: Language }
+
+export interface WebSession {
+  csrfToken?: string;
+  loginId: string;
+  tenant: string;
+  tenantLabel: string;
+  accessLevel: string;
+  systemAdmin: boolean;
+  method: string;
+  logoutUrl?: string;
+}
+
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly payload: ErrorPayload | undefined, readonly response?: Response) {
+    super(payload?.message ?? `HTTP ${status}`);
+  }
+}
+
+export interface Answer<T> { status: number; data: T; etag: string | null }
+
+export class Api {
+  csrfToken: string | undefined;
+  language: Language;
+  /** Called when a call of the pages (not the session's own) is answered 401: the session has ended. */
+  onUnauthorized: (() => void) | undefined;
+  readonly client: ServiceClient;
+
+  constructor(readonly config: ServiceConfig, language: Language) {
+    this.language = language;
+    this.client = createClient({ baseUrl: location.origin + config.contextPath, fetch: (request) => this.fetch(request) });
+  }
+
+  /** Every call goes through here: the token (when there is one) and the language. */
+  fetch = (request: Request): Promise<Response> => {
+    if (this.csrfToken) request.headers.set('X-CSRF-Token', this.csrfToken);
+    request.headers.set('Accept-Language', this.language);
+    return fetch(request).then((response) => {
+      if (response.status === 401 && !new URL(request.url).pathname.endsWith('/web/session')) this.onUnauthorized?.();
+      return response;
+    });
+  };
+
+  /** An absolute or context-relative service URL as a path the wrapper can call. */
+  url(pathOrHref: string): string {
+    if (/^https?:/.test(pathOrHref)) {
+      const u = new URL(pathOrHref);
+      return u.pathname + u.search;
+    }
+    return this.config.contextPath + pathOrHref;
+  }
+
+  /** A JSON call; a failure throws ApiError with the specification's error payload. */
+  async call<T = unknown>(method: string, pathOrHref: string, init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal; query?: Record<string, string | number | undefined> } = {}): Promise<Answer<T>> {
+    const target = new URL(this.url(pathOrHref), location.origin);
+    for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) target.searchParams.set(k, String(v));
+    const headers = new Headers(init.headers);
+    headers.set('Accept', 'application/json');
+    if (init.body !== undefined) headers.set('Content-Type', 'application/json');
+    const request = new Request(target, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), signal: init.signal, credentials: 'same-origin' });
+    const response = await this.fetch(request);
+    const text = await response.text();
+    let data: unknown;
+    try {
+      data = text ? JSON.parse(text) : undefined;
+    } catch {
+      data = undefined;
+    }
+    if (!response.ok && response.status !== 304) throw new ApiError(response.status, data as ErrorPayload | undefined, response);
+    return { status: response.status, data: data as T, etag: response.headers.get('etag') };
+  }
+
+  /** The typed client's answer as data, or ApiError. */
+  static unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
+    if (result.error !== undefined || !result.response.ok) throw new ApiError(result.response.status, result.error as ErrorPayload, result.response);
+    return result.data as T;
+  }
+
+  sessionPath(db?: string): string {
+    return `/web/session${db ? `?database=${encodeURIComponent(db)}` : ''}`;
+  }
+
+  async session(db?: string): Promise<WebSession> {
+    const s = (await this.call<WebSession>('GET', this.sessionPath(db))).data;
+    if (s.csrfToken) this.csrfToken = s.csrfToken;
+    return s;
+  }
+
+  async signIn(db: string | undefined, loginId: string, password: string, tenant: string): Promise<WebSession> {
+    const body: Record<string, string> = { loginId, password };
+    if (db) body.database = db;
+    if (tenant) body.tenant = tenant;
+    const s = (await this.call<WebSession>('POST', '/web/session', { body })).data;
+    this.csrfToken = s.csrfToken;
+    return s;
+  }
+
+  /** Switches the session's login tenant (by label); the login-tenant rules of the service decide. */
+  async switchTenant(db: string, tenant: string): Promise<WebSession> {
+    const s = (await this.call<WebSession>('PATCH', this.sessionPath(db), { body: { tenant } })).data;
+    if (s.csrfToken) this.csrfToken = s.csrfToken;
+    return s;
+  }
+
+  async signOut(db?: string): Promise<{ logoutUrl?: string }> {
+    const answer = await this.call<{ logoutUrl?: string }>('DELETE', this.sessionPath(db));
+    this.csrfToken = undefined;
+    return answer.data ?? {};
+  }
+
+  private metamodels = new Map<string, { etag: string | null; model: Metamodel; language: Language }>();
+
+  /** The resolved metamodel of the database; asked again each time with If-None-Match, so that an uploaded profile shows at once. */
+  async metamodel(db: string): Promise<Metamodel> {
+    const kept = this.metamodels.get(db);
+    const usable = kept && kept.language === this.language ? kept : undefined;
+    const result = await this.client.GET('/api/{db}/metamodel', {
+      params: { path: { db }, query: { language: this.language }, header: usable?.etag ? { 'If-None-Match': usable.etag } : {} },
+    });
+    if (result.response.status === 304 && usable) return usable.model;
+    const model = Api.unwrap(result);
+    this.metamodels.set(db, { etag: result.response.headers.get('etag'), model, language: this.language });
+    return model;
+  }
+
+  async search(db: string, q: string, signal: AbortSignal, types?: string): Promise<SearchHit[]> {
+    const result = await this.client.GET('/rest/{db}/search', { params: { path: { db }, query: { q, limit: 10, ...(types ? { types } : {}) } }, signal });
+    return Api.unwrap(result)._embedded.results;
+  }
+}
+
+/** The path part of an object's `href` (its page), whatever host it names. */
+export function pagePath(href: string): string {
+  return /^https?:/.test(href) ? new URL(href).pathname : href;
+}

@@ -1,0 +1,2 @@
+/** Style sheets are bundled by esbuild (plugins/web/build.ts). */
+declare module '*.css';

@@ -1,0 +1,245 @@
+/**
+ * Forms generated from the metamodel: one field per property the person may
+ * write (not read-only, not hidden, not the owner reference that the list
+ * path sets), mandatory ones marked, literals as choices, references chosen
+ * by searching, custom properties by their base type. The service's
+ * violations are shown at the fields they name.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, type ErrorPayload, type MetaProperty, type MetaType, type Obj, type SearchHit } from './api.ts';
+import { applies, kindOf, refHref, RefLink, valueOf } from './values.tsx';
+import { labelOf, typeLabel, useApp } from './state.ts';
+
+export type FormValues = Record<string, string>;
+
+export function fieldKey(p: MetaProperty): string {
+  return p.custom ? `customProperties.${p.name}` : p.name;
+}
+
+/** The properties a form asks for, in the metamodel's order. */
+export function formProperties(type: MetaType): MetaProperty[] {
+  const owner = type.owner?.property;
+  return type.properties.filter((p) => !p.readOnly && !p.hidden && !p.writeOnly && p.name !== owner && !(p.many && kindOf(p) === 'REFERENCE'));
+}
+
+function toInput(p: MetaProperty, value: unknown): string {
+  if (value === undefined || value === null) return '';
+  const kind = kindOf(p);
+  if (p.many && Array.isArray(value)) return value.join('\n');
+  if (kind === 'DATETIME') {
+    const ms = typeof value === 'number' ? value : Date.parse(String(value));
+    if (Number.isNaN(ms)) return '';
+    return new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+  }
+  if (kind === 'BOOLEAN') return value === true || value === 'true' ? 'true' : 'false';
+  return String(value);
+}
+
+function fromInput(p: MetaProperty, text: string): unknown {
+  const kind = kindOf(p);
+  if (p.many) return text.split('\n').map((s) => s.trim()).filter(Boolean).map((s) => fromInput({ ...p, many: false }, s));
+  switch (kind) {
+    case 'INTEGER': return /^-?\d+$/.test(text.trim()) ? Number(text) : text;
+    case 'DECIMAL': return text.trim() !== '' && !Number.isNaN(Number(text)) ? Number(text) : text;
+    case 'BOOLEAN': return text === 'true';
+    case 'DATETIME': {
+      const ms = Date.parse(text);
+      if (Number.isNaN(ms)) return text;
+      return p.custom ? new Date(ms).toISOString() : ms;
+    }
+    default: return text;
+  }
+}
+
+export function initialValues(type: MetaType, obj?: Obj): FormValues {
+  const values: FormValues = {};
+  for (const p of formProperties(type)) {
+    const v = obj ? valueOf(obj, p) : p.default;
+    values[fieldKey(p)] = toInput(p, v);
+  }
+  return values;
+}
+
+/** The payload: for a change, the object as read with the form's values over it (a PUT writes it back whole); for a new one, only what was filled in. */
+export function payloadOf(type: MetaType, values: FormValues, base?: Obj): Record<string, unknown> {
+  const out: Record<string, unknown> = base ? { ...base } : { _type: type.name };
+  delete out._links;
+  delete out._embedded;
+  delete out.href;
+  const custom: Record<string, unknown> = { ...((base?.customProperties as Record<string, unknown>) ?? {}) };
+  for (const p of formProperties(type)) {
+    const text = values[fieldKey(p)] ?? '';
+    const target = p.custom ? custom : out;
+    const active = applies(p, (name) => values[name]);
+    if (text === '' || !active) delete target[p.name];
+    else target[p.name] = fromInput(p, text);
+  }
+  if (Object.keys(custom).length) out.customProperties = custom;
+  else delete out.customProperties;
+  out._type = base?._type ?? type.name;
+  return out;
+}
+
+/** Violations by field key; those that name no field of the form under ''. */
+export function violationsByField(type: MetaType, payload: ErrorPayload | undefined): Record<string, string[]> {
+  const keys = new Set(formProperties(type).map(fieldKey));
+  const out: Record<string, string[]> = {};
+  for (const v of payload?.violations ?? []) {
+    const path = String(v.path ?? '').replace(/^[/$.]+/, '').replace(/\//g, '.').replace(/\[\d+\]$/, '');
+    const key = keys.has(path) ? path : keys.has(`customProperties.${path}`) ? `customProperties.${path}` : '';
+    (out[key] ??= []).push(v.message);
+  }
+  return out;
+}
+
+export function ObjectForm(props: {
+  type: MetaType;
+  idPrefix: string;
+  initial: FormValues;
+  heading: string;
+  submitLabel: string;
+  onSubmit(values: FormValues): Promise<void>;
+  onCancel(): void;
+}) {
+  const app = useApp();
+  const { type, idPrefix } = props;
+  const [values, setValues] = useState<FormValues>(props.initial);
+  const [errors, setErrors] = useState<Record<string, string[]>>({});
+  const [message, setMessage] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const formRef = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    formRef.current?.querySelector<HTMLElement>('input, select, textarea')?.focus();
+  }, []);
+  const set = (key: string, value: string) => setValues((v) => ({ ...v, [key]: value }));
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setMessage(undefined);
+    setErrors({});
+    try {
+      await props.onSubmit(values);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400 && error.payload?.violations?.length) {
+        const byField = violationsByField(type, error.payload);
+        setErrors(byField);
+        setMessage(`${error.payload.message} ${app.t('invalid')}`);
+        setTimeout(() => formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
+      } else {
+        setMessage(error instanceof Error ? error.message : String(error));
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+  const props_ = formProperties(type).filter((p) => applies(p, (name) => values[name]));
+  return (
+    <form ref={formRef} class="form object-form" noValidate onSubmit={submit} aria-labelledby={`${idPrefix}-heading`}>
+      <h2 id={`${idPrefix}-heading`}>{props.heading}</h2>
+      {message && (
+        <div class="error" role="alert">
+          <p>{message}</p>
+          {errors['']?.length ? <ul>{errors[''].map((m, i) => <li key={i}>{m}</li>)}</ul> : null}
+        </div>
+      )}
+      {props_.map((p) => <Field key={fieldKey(p)} p={p} id={`${idPrefix}-${fieldKey(p).replace(/\W/g, '-')}`} value={values[fieldKey(p)] ?? ''} errors={errors[fieldKey(p)]} onChange={(v) => set(fieldKey(p), v)} />)}
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>{props.submitLabel}</button>
+        <button type="button" onClick={props.onCancel}>{app.t('cancel')}</button>
+      </div>
+    </form>
+  );
+}
+
+function Field({ p, id, value, errors, onChange }: { p: MetaProperty; id: string; value: string; errors?: string[]; onChange(v: string): void }) {
+  const app = useApp();
+  const kind = kindOf(p);
+  const label = labelOf(app, p);
+  const describedBy = [errors?.length ? `${id}-error` : '', p.description ? `${id}-help` : ''].filter(Boolean).join(' ') || undefined;
+  const common = {
+    id,
+    name: fieldKey(p),
+    'aria-invalid': errors?.length ? ('true' as const) : undefined,
+    'aria-describedby': describedBy,
+    required: p.mandatory,
+    'aria-required': p.mandatory ? ('true' as const) : undefined,
+  };
+  const onInput = (e: Event) => onChange((e.currentTarget as HTMLInputElement).value);
+  let control;
+  if (p.literals?.length) {
+    control = (
+      <select {...common} value={value} onChange={onInput}>
+        <option value="">{app.t('notSet')}</option>
+        {p.literals.filter((l) => !l.hidden || l.value === value).map((l) => <option key={l.value} value={l.value}>{labelOf(app, l)}</option>)}
+      </select>
+    );
+  } else if (kind === 'REFERENCE') {
+    control = <ReferenceField p={p} id={id} value={value} onChange={onChange} describedBy={describedBy} invalid={!!errors?.length} />;
+  } else if (kind === 'TEXT' || p.many) {
+    control = <textarea {...common} rows={p.many ? 3 : 5} maxLength={p.limits.maxLength as number | undefined} value={value} onInput={onInput} />;
+  } else if (kind === 'BOOLEAN') {
+    control = (
+      <select {...common} value={value} onChange={onInput}>
+        <option value="">{app.t('notSet')}</option>
+        <option value="true">{app.t('yes')}</option>
+        <option value="false">{app.t('no')}</option>
+      </select>
+    );
+  } else {
+    const type = (kind === 'INTEGER' || kind === 'DECIMAL' ? 'number' : kind === 'DATETIME' ? 'datetime-local' : kind === 'DATE' ? 'date' : 'text') as 'text';
+    control = <input {...common} type={type} step={kind === 'DECIMAL' ? 'any' : kind === 'INTEGER' ? '1' : undefined} maxLength={p.limits.maxLength as number | undefined} value={value} onInput={onInput} />;
+  }
+  return (
+    <div class={`field${errors?.length ? ' invalid' : ''}`}>
+      {kind === 'REFERENCE' && !p.literals?.length ? (
+        <span class="label" id={`${id}-label`}>{label}{p.mandatory && <span class="mandatory"> ({app.t('required')})</span>}</span>
+      ) : (
+        <label for={id}>{label}{p.mandatory && <span class="mandatory"> ({app.t('required')})</span>}</label>
+      )}
+      {control}
+      {p.description && <p class="help" id={`${id}-help`}>{p.description}</p>}
+      {errors?.length ? <p class="field-error" id={`${id}-error`}>{errors.join(' ')}</p> : null}
+    </div>
+  );
+}
+
+/** A reference: the chosen object, and a search among the objects of the referenced type. */
+function ReferenceField({ p, id, value, onChange, describedBy, invalid }: { p: MetaProperty; id: string; value: string; onChange(v: string): void; describedBy?: string; invalid: boolean }) {
+  const app = useApp();
+  const [q, setQ] = useState('');
+  const [hits, setHits] = useState<SearchHit[]>([]);
+  const range = p.range ?? '';
+  useEffect(() => {
+    const text = q.trim();
+    if (!text) { setHits([]); return; }
+    const c = new AbortController();
+    const timer = setTimeout(() => {
+      app.api.search(app.db!, text, c.signal, range && app.meta?.types[range] ? range : undefined).then(setHits, () => undefined);
+    }, 200);
+    return () => { clearTimeout(timer); c.abort(); };
+  }, [q]);
+  return (
+    <div class="reference" role="group" aria-labelledby={`${id}-label`} aria-describedby={describedBy}>
+      {value ? (
+        <p class="chosen">
+          {app.t('referenceCurrent', { label: '' })}<RefLink href={refHref(app, p, value)} id={value} />{' '}
+          <button type="button" class="link-button" onClick={() => onChange('')}>{app.t('referenceClear')}</button>
+        </p>
+      ) : null}
+      <label for={id} class="visually-hidden">{app.t('referenceSearch', { type: range ? typeLabel(app, range) : '' })}</label>
+      <input id={id} type="search" placeholder={app.t('referenceSearch', { type: range ? typeLabel(app, range) : '' })} aria-invalid={invalid ? 'true' : undefined}
+        aria-describedby={describedBy} value={q} onInput={(e) => setQ((e.currentTarget as HTMLInputElement).value)} />
+      {hits.length > 0 && (
+        <ul class="reference-hits">
+          {hits.map((h) => (
+            <li key={h.id}>
+              <button type="button" onClick={() => { onChange(h.id); setQ(''); setHits([]); }}>
+                {typeLabel(app, h._type)}: {h.label}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </div>
+  );
+}

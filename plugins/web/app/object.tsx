@@ -1,0 +1,318 @@
+/**
+ * An object's page (`/web/<db>/<plural>/<uuid>`, its `href`): breadcrumbs by
+ * the parent links, its properties in the metamodel's groups and order, its
+ * lists, its history, and for those who may write: edit, delete and new
+ * children through the generated forms.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, pagePath, type MetaList, type MetaProperty, type MetaType, type Obj } from './api.ts';
+import { ObjectForm, initialValues, payloadOf, type FormValues } from './form.tsx';
+import { formatTime, labelOf, typeLabel, typeOfPlural, useApp, type AppState } from './state.ts';
+import { fetchPage, isRelationType } from './tree.tsx';
+import { applies, forgetReferences, kindOf, RefLink, refHref, Value, valueOf } from './values.tsx';
+
+interface Loaded { obj: Obj; etag: string | null }
+
+async function loadObject(app: AppState, plural: string, id: string): Promise<Loaded> {
+  const a = await app.api.call<Obj>('GET', `/rest/${encodeURIComponent(app.db!)}/${encodeURIComponent(plural)}/${encodeURIComponent(id)}`, { query: { version: app.version } });
+  return { obj: a.data, etag: a.etag };
+}
+
+export function ObjectPage({ plural, id }: { plural: string; id: string }) {
+  const app = useApp();
+  const [loaded, setLoaded] = useState<Loaded | undefined>();
+  const [error, setError] = useState<ApiError | Error | undefined>();
+  const [mode, setMode] = useState<'view' | 'edit'>('view');
+  const [notice, setNotice] = useState<{ text: string; kind: 'ok' | 'alert' } | undefined>();
+  const [tick, setTick] = useState(0);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const dialog = useRef<HTMLDialogElement>(null);
+
+  useEffect(() => {
+    let live = true;
+    setError(undefined);
+    loadObject(app, plural, id).then((l) => {
+      if (!live) return;
+      setLoaded(l);
+    }, (e) => live && setError(e));
+    return () => { live = false; };
+  }, [plural, id, app.version, tick]);
+
+  if (error) return <p class="error" role="alert">{error instanceof ApiError && error.status === 404 ? app.t('notFound') : app.t('error', { message: error.message })}</p>;
+  if (!loaded) return <p role="status">{app.t('loading')}</p>;
+  const { obj, etag } = loaded;
+  const type = app.meta!.types[obj._type] ?? typeOfPlural(app.meta!, plural);
+  if (!type) return <p class="error">{app.t('notFound')}</p>;
+  const tLabel = typeLabel(app, obj._type);
+  const writable = app.canEdit && !app.at;
+  const selfHref = obj._links?.self.href ?? `/rest/${app.db}/${plural}/${id}`;
+
+  const save = async (values: FormValues) => {
+    try {
+      await app.api.call('PUT', selfHref, { body: payloadOf(type, values, obj), headers: etag ? { 'If-Match': etag } : {} });
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 412) {
+        forgetReferences();
+        setMode('view');
+        setNotice({ text: app.t('conflict'), kind: 'alert' });
+        setTick((n) => n + 1);
+        return;
+      }
+      throw e;
+    }
+    forgetReferences();
+    app.noteChange();
+    setMode('view');
+    setNotice({ text: app.t('saved'), kind: 'ok' });
+    setTick((n) => n + 1);
+    setTimeout(() => heading.current?.focus());
+  };
+
+  const remove = async () => {
+    dialog.current?.close();
+    try {
+      await app.api.call('DELETE', selfHref, { headers: etag ? { 'If-Match': etag } : {} });
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 412) {
+        setNotice({ text: app.t('conflict'), kind: 'alert' });
+        setTick((n) => n + 1);
+        return;
+      }
+      setNotice({ text: e instanceof Error ? e.message : String(e), kind: 'alert' });
+      return;
+    }
+    app.noteChange();
+    const parent = obj._links?.parent?.href;
+    let target = `${app.config.contextPath}/web/${encodeURIComponent(app.db!)}`;
+    if (parent) {
+      try {
+        const p = await app.api.call<Obj>('GET', parent);
+        if (p.data.href) target = pagePath(p.data.href);
+      } catch { /* the database page then */ }
+    }
+    app.go(app.link(target));
+  };
+
+  return (
+    <article class="object-page" aria-labelledby="object-heading">
+      <Breadcrumbs obj={obj} />
+      <div class="title-row">
+        <h1 id="object-heading" tabIndex={-1} ref={heading}><span class="type-label">{tLabel}</span> {obj.label || app.t('noLabel')}</h1>
+        {writable && mode === 'view' && (
+          <div class="actions">
+            <button type="button" onClick={() => { setNotice(undefined); setMode('edit'); }}>{app.t('edit')}</button>
+            <button type="button" class="danger" onClick={() => dialog.current?.showModal()}>{app.t('delete')}</button>
+          </div>
+        )}
+      </div>
+      {notice && <p class={notice.kind === 'alert' ? 'error notice' : 'ok notice'} role={notice.kind === 'alert' ? 'alert' : 'status'}>{notice.text}</p>}
+      {mode === 'edit' ? (
+        <ObjectForm type={type} idPrefix="edit" initial={initialValues(type, obj)} heading={app.t('editObject', { type: tLabel, label: obj.label ?? '' })}
+          submitLabel={app.t('save')} onSubmit={save} onCancel={() => setMode('view')} />
+      ) : (
+        <Properties type={type} obj={obj} />
+      )}
+      {type.lists.filter((l) => !l.hidden).map((l) => <ObjectList key={`${l.name}-${tick}`} owner={obj} list={l} writable={writable} />)}
+      <History selfHref={selfHref} type={type} key={`h-${tick}`} />
+      <dialog ref={dialog} aria-labelledby="delete-title" class="confirm">
+        <form method="dialog" onSubmit={(e) => { e.preventDefault(); void remove(); }}>
+          <h2 id="delete-title">{app.t('delete')}</h2>
+          <p>{app.t('deleteConfirm', { type: tLabel, label: obj.label ?? '' })}</p>
+          <div class="actions">
+            <button type="submit" class="danger">{app.t('delete')}</button>
+            <button type="button" onClick={() => dialog.current?.close()}>{app.t('cancel')}</button>
+          </div>
+        </form>
+      </dialog>
+    </article>
+  );
+}
+
+/** The path from the root: each parent by its `parent` link, read as of the page's time. */
+function Breadcrumbs({ obj }: { obj: Obj }) {
+  const app = useApp();
+  const [chain, setChain] = useState<Obj[]>([]);
+  useEffect(() => {
+    let live = true;
+    (async () => {
+      const found: Obj[] = [];
+      let href = obj._links?.parent?.href;
+      for (let depth = 0; href && depth < 30; depth++) {
+        try {
+          const p = (await app.api.call<Obj>('GET', href, { query: { version: app.version } })).data;
+          found.unshift(p);
+          href = p._links?.parent?.href;
+        } catch {
+          break;
+        }
+      }
+      if (live) setChain(found);
+    })();
+    return () => { live = false; };
+  }, [obj.id, app.version]);
+  return (
+    <nav aria-label={app.t('breadcrumbs')} class="breadcrumbs">
+      <ol>
+        <li><a href={app.link(`${app.config.contextPath}/web/${encodeURIComponent(app.db!)}`)}>{app.db}</a></li>
+        {chain.map((p) => <li key={p.id}><a href={app.link(pagePath(p.href ?? ''))}>{p.label || p.id}</a></li>)}
+        <li><a href={app.link(pagePath(obj.href ?? ''))} aria-current="page">{obj.label || obj.id}</a></li>
+      </ol>
+    </nav>
+  );
+}
+
+function Properties({ type, obj }: { type: MetaType; obj: Obj }) {
+  const app = useApp();
+  const visible = type.properties.filter((p) => !p.hidden && !p.writeOnly && applies(p, (name) => obj[name]));
+  const groups = [...type.groups].filter((g) => !g.hidden).sort((a, b) => (a.order ?? Infinity) - (b.order ?? Infinity));
+  const known = new Set(groups.map((g) => g.name));
+  const sections: { key: string; title: string; props: MetaProperty[] }[] = groups.map((g) => ({ key: g.name, title: labelOf(app, g), props: visible.filter((p) => p.group === g.name) }));
+  const rest = visible.filter((p) => !p.group || !known.has(p.group));
+  if (rest.length) sections.push({ key: '_other', title: app.t('other'), props: rest });
+  return (
+    <div class="properties">
+      {sections.filter((s) => s.props.length).map((s) => (
+        <section key={s.key} aria-labelledby={`group-${s.key}`} class="group">
+          <h2 id={`group-${s.key}`}>{s.title}</h2>
+          <dl>
+            {s.props.map((p) => (
+              <div key={`${p.custom ? 'c' : 's'}-${p.name}`} class={`prop prop-${kindOf(p).toLowerCase()}`} data-property={p.name}>
+                <dt title={p.description}>{labelOf(app, p)}</dt>
+                <dd><Value p={p} value={valueOf(obj, p)} obj={obj} /></dd>
+              </div>
+            ))}
+          </dl>
+        </section>
+      ))}
+    </div>
+  );
+}
+
+/** One of the object's lists: its items as links (a relation's references besides), paged; new items by the form of the item type. */
+function ObjectList({ owner, list, writable }: { owner: Obj; list: MetaList; writable: boolean }) {
+  const app = useApp();
+  const href = owner._links?.[list.name]?.href ?? `${owner._links?.self.href}/${list.name}`;
+  const [page, setPage] = useState<{ items: Obj[]; total: number; next?: string } | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [adding, setAdding] = useState<string | undefined>();
+  const label = labelOf(app, list);
+  useEffect(() => {
+    let live = true;
+    fetchPage(app, href, list.name).then((p) => live && setPage(p), (e) => live && setError(String(e.message)));
+    return () => { live = false; };
+  }, [href, app.version]);
+  const itemTypes = list.itemTypes.filter((t) => app.meta!.types[t] && !app.meta!.types[t].abstract);
+  const create = async (typeName: string, values: FormValues) => {
+    const type = app.meta!.types[typeName];
+    const created = await app.api.call<Obj>('POST', href, { body: payloadOf(type, values) });
+    app.noteChange();
+    setAdding(undefined);
+    if (created.data.href && !isRelationType(app.meta!, type)) app.go(app.link(pagePath(created.data.href)));
+    else setPage(await fetchPage(app, href, list.name));
+  };
+  const id = `list-${list.name}`;
+  return (
+    <section class="object-list" aria-labelledby={id}>
+      <h2 id={id}>{label}{page ? <span class="count"> ({page.total})</span> : null}</h2>
+      {error && <p class="error">{error}</p>}
+      {page && !page.items.length && <p class="muted">{app.t('empty')}</p>}
+      {page && page.items.length > 0 && (
+        <ul class="items">
+          {page.items.map((item) => <ListItem key={item.id} item={item} list={list} />)}
+        </ul>
+      )}
+      {page?.next && (
+        <button type="button" class="link-button" onClick={async () => {
+          const next = await fetchPage(app, href, list.name, page.next);
+          setPage({ items: [...page.items, ...next.items], total: next.total, next: next.next });
+        }}>{app.t('loadMore', { shown: page.items.length, total: page.total })}</button>
+      )}
+      {writable && !list.readOnly && !list.inverse && !adding && itemTypes.map((t) => (
+        <button type="button" key={t} class="add" onClick={() => setAdding(t)}>{app.t('add', { type: typeLabel(app, t) })}</button>
+      ))}
+      {adding && (
+        <ObjectForm type={app.meta!.types[adding]} idPrefix={`new-${list.name}`} initial={initialValues(app.meta!.types[adding])}
+          heading={app.t('newObject', { type: typeLabel(app, adding) })} submitLabel={app.t('create')}
+          onSubmit={(v) => create(adding, v)} onCancel={() => setAdding(undefined)} />
+      )}
+    </section>
+  );
+}
+
+function ListItem({ item, list }: { item: Obj; list: MetaList }) {
+  const app = useApp();
+  const type = app.meta!.types[item._type];
+  const relation = type && isRelationType(app.meta!, type);
+  // The reference that names this page's object: the owner in a list of children, the inverse property in an inverse list.
+  const ownerProp = list.inverse ? list.inverseOf : type?.owner?.property;
+  const refs = relation ? type!.properties.filter((p) => kindOf(p) === 'REFERENCE' && !p.hidden && p.name !== ownerProp && typeof item[p.name] === 'string') : [];
+  return (
+    <li>
+      {relation ? (
+        <>
+          {refs.map((p) => (
+            <span key={p.name} class="relation-ref"><span class="muted">{labelOf(app, p)}:</span> <RefLink href={refHref(app, p, String(item[p.name]), item)} id={String(item[p.name])} /></span>
+          ))}
+          {type!.properties.filter((p) => !p.hidden && kindOf(p) === 'STRING' && p.name !== 'label' && typeof item[p.name] === 'string' && p.group !== 'system').map((p) => (
+            <span key={p.name} class="relation-ref"><span class="muted">{labelOf(app, p)}:</span> {String(item[p.name])}</span>
+          ))}
+          {item.href && <a class="relation-open" href={app.link(pagePath(item.href))}>{item.label || typeLabel(app, item._type)}</a>}
+        </>
+      ) : (
+        <a href={app.link(pagePath(item.href ?? ''))}>{item.label || app.t('noLabel')}</a>
+      )}
+      {list.itemTypes.length > 1 && <span class="muted"> ({typeLabel(app, item._type)})</span>}
+    </li>
+  );
+}
+
+interface HistoryEntry { version: number; operation: 'create' | 'update' | 'delete'; validFrom: number; validTo: number | null; changedBy: string | null; changes: string[] }
+
+function History({ selfHref, type }: { selfHref: string; type: MetaType }) {
+  const app = useApp();
+  const [entries, setEntries] = useState<{ items: HistoryEntry[]; total: number; next?: string } | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const load = async (cursor?: string) => {
+    const a = await app.api.call<{ total: number; _embedded: { history: HistoryEntry[] }; _links: { next?: { href: string } } }>('GET', cursor ?? `${selfHref}/history`, { query: cursor ? {} : { limit: 20 } });
+    return { items: a.data._embedded.history, total: a.data.total, next: a.data._links.next?.href };
+  };
+  useEffect(() => {
+    let live = true;
+    load().then((e) => live && setEntries(e), (e) => live && setError(String(e.message)));
+    return () => { live = false; };
+  }, [selfHref]);
+  const propLabel = (name: string) => {
+    const p = type.properties.find((x) => x.name === name);
+    return p ? labelOf(app, p) : name;
+  };
+  const path = window.location.pathname;
+  return (
+    <section class="history" aria-labelledby="history-heading">
+      <h2 id="history-heading">{app.t('history')}</h2>
+      {error && <p class="error">{error}</p>}
+      {entries && (
+        <div class="table-wrap">
+        <table>
+          <thead><tr><th scope="col">{app.t('historyVersion', { version: '' }).trim()}</th><th scope="col">{app.t('historyOperation')}</th><th scope="col">{app.t('historyWho')}</th><th scope="col">{app.t('historyWhen')}</th><th scope="col">{app.t('historyWhat')}</th><th scope="col"><span class="visually-hidden">{app.t('historyShow')}</span></th></tr></thead>
+          <tbody>
+            {entries.items.map((h) => (
+              <tr key={h.version}>
+                <td>{h.version}</td>
+                <td>{app.t(`op_${h.operation}`)}</td>
+                <td>{h.changedBy ?? ''}</td>
+                <td><time dateTime={new Date(h.validFrom).toISOString()}>{formatTime(app, h.validFrom)}</time></td>
+                <td>{h.changes.map(propLabel).join(', ')}</td>
+                <td>{h.operation !== 'delete' && <a href={`${path}?at=${encodeURIComponent(new Date(h.validFrom).toISOString())}`}>{app.t('historyShow')}<span class="visually-hidden"> {app.t('historyVersion', { version: h.version })}</span></a>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        </div>
+      )}
+      {entries?.next && <button type="button" class="link-button" onClick={async () => {
+        const more = await load(entries.next);
+        setEntries({ items: [...entries.items, ...more.items], total: more.total, next: more.next });
+      }}>{app.t('loadMore', { shown: entries.items.length, total: entries.total })}</button>}
+    </section>
+  );
+}
