@@ -105,7 +105,8 @@ async function runOne(backend: string): Promise<Figure[]> {
     }
 
     const search: number[] = [];
-    const prefixes = ['a12', 'a07', 'K12', 'K3', 'C03', 'big', 't01', 'a19'];
+    // Prefixes every dataset size has: attributes a00…a199 in each classifier, big0000… and t0000… in their classifiers.
+    const prefixes = ['a0', 'a1', 'big', 't0', 't00', 'Tho'];
     const field = page.locator('#search-input');
     for (let i = 0; i < SAMPLES + WARMUP; i++) {
       const prefix = pick(prefixes).padEnd(3, String(Math.floor(Math.random() * 10)));

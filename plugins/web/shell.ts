@@ -29,7 +29,7 @@ export function shellHtml(assets: Assets, config: { contextPath: string; signIn:
   const at = (name: string) => escapeHtml(`${config.contextPath}/web/assets/${name}`);
   return '<!doctype html><html lang="en"><head><meta charset="utf-8">\n'
     + '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-    + `<title>Metadata</title><link rel="stylesheet" href="${at(assets.style)}">\n`
+    + `<title>Metadata</title><link rel="icon" href="data:,"><link rel="stylesheet" href="${at(assets.style)}">\n`
     + `<script type="module" src="${at(assets.script)}"></script></head>\n`
     + '<body><div id="app"></div>\n'
     + `<script type="application/json" id="service-config">${scriptJson(config)}</script>\n`
