@@ -9,10 +9,19 @@
  * interfaces (the same plugin, checks and user assignment), before it opens
  * the session. The return path is a path below `{ctx}/web/` on this
  * service, never another host.
+ *
+ * The pending sign-in is bound to the browser that began it: `/web/login`
+ * sets a short-lived cookie (SameSite=Lax, so that it comes back on the
+ * provider's redirect; the session cookie is Strict and would not), and the
+ * pending sign-in is found only by its state together with that cookie. An
+ * answer of the provider taken to another browser (someone's own sign-in
+ * slipped to a victim, "login CSRF") finds nothing and opens no session.
  */
 import type { Context } from 'koa';
 import * as client from 'openid-client';
+import { randomBytes } from 'node:crypto';
 import { createError, ServiceError, type PluginHost, type SignIn } from '../../runtime/host.ts';
+import { cookieOf } from './sessions.ts';
 import type { PendingSignIns } from './sessions.ts';
 import { baseOf, openSession, scopeParameter, type SessionRoutes } from './sign-in.ts';
 import type { WebSettings } from './settings.ts';
@@ -21,6 +30,11 @@ export interface OidcRoutes extends SessionRoutes {
   pending: PendingSignIns;
   settings: WebSettings;
 }
+
+/** The cookie that binds a pending sign-in to the browser that began it. */
+export const SIGN_IN_COOKIE = 'mds-sign-in';
+const SIGN_IN_COOKIE_MS = 10 * 60_000;
+const bound = (state: string, binding: string) => `${state}.${binding}`;
 
 const isLoopback = (hostname: string) => hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 
@@ -90,7 +104,11 @@ export function registerOidcRoutes(o: OidcRoutes) {
     const state = client.randomState();
     const nonce = client.randomNonce();
     const verifier = client.randomPKCECodeVerifier();
-    await pending.begin(state, { verifier, nonce, scope, returnPath: back });
+    const binding = randomBytes(32).toString('base64url');
+    await pending.begin(bound(state, binding), { verifier, nonce, scope, returnPath: back });
+    ctx.cookies.set(SIGN_IN_COOKIE, binding, {
+      httpOnly: true, sameSite: 'lax', path: `${contextPath}/web/auth`, secure: ctx.secure, maxAge: SIGN_IN_COOKIE_MS, overwrite: true,
+    });
     const url = client.buildAuthorizationUrl(config, {
       redirect_uri: redirectUri(ctx), scope: 'openid', state, nonce,
       code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
@@ -102,8 +120,10 @@ export function registerOidcRoutes(o: OidcRoutes) {
     ctx.set('Cache-Control', 'no-store');
     if (o.mode() !== 'oidc') throw createError('NOT_FOUND');
     const state = typeof ctx.query.state === 'string' ? ctx.query.state : '';
-    const signIn = await pending.take(state);
-    // Unknown, used or expired: a replayed or forged answer.
+    const binding = cookieOf(ctx.get('cookie'), SIGN_IN_COOKIE);
+    ctx.cookies.set(SIGN_IN_COOKIE, null, { httpOnly: true, sameSite: 'lax', path: `${contextPath}/web/auth`, secure: ctx.secure, overwrite: true });
+    const signIn = state && binding ? await pending.take(bound(state, binding)) : null;
+    // Unknown, used or expired, or begun in another browser: a replayed, forged or slipped answer.
     if (!signIn) return failed(ctx, undefined, 'CREDENTIALS_REFUSED');
     const { scope } = signIn;
     let idToken: string | undefined;

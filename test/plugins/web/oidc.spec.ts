@@ -135,7 +135,7 @@ describe('sign-in to the pages with OpenID Connect (code flow)', () => {
     const again = await new Browser().request(callback);
     expect(again.status).to.equal(302);
     expect(again.headers.get('location')).to.match(/\/mms\/web\/\?signInError=CREDENTIALS_REFUSED$/);
-    expect(again.headers.getSetCookie().some((c) => c.startsWith('mds-'))).to.equal(false);
+    expect(again.headers.getSetCookie().some((c) => c.startsWith('mds-db-'))).to.equal(false);
   });
 
   it('refuses a return address that is not a path below the pages (open redirect)', async () => {
@@ -152,6 +152,23 @@ describe('sign-in to the pages with OpenID Connect (code flow)', () => {
     expect(done.status).to.equal(302);
     expect(done.headers.get('location')).to.equal(`/mms/web/${db}?signInError=FORBIDDEN`);
     expect(browser.cookie(t.url, `mds-db-${db}`)).to.equal(undefined);
+  });
+
+  it('refuses the provider\'s answer in a browser other than the one that began the sign-in (login CSRF), and lets the right one finish', async () => {
+    const mine = new Browser();
+    const callback = await signInAt(mine, alice);
+    const victim = new Browser();
+    const slipped = await victim.request(callback);
+    expect(slipped.status).to.equal(302);
+    expect(slipped.headers.get('location')).to.match(/\/mms\/web\/\?signInError=CREDENTIALS_REFUSED$/);
+    expect(slipped.headers.getSetCookie().some((c) => c.startsWith('mds-db-'))).to.equal(false);
+    const start = await new Browser().request(`${t.url}/web/login?database=${db}`);
+    const binding = start.headers.getSetCookie().find((c) => c.startsWith('mds-sign-in='))!;
+    expect(binding).to.match(/; path=\/mms\/web\/auth/i).and.match(/; samesite=lax/i).and.match(/; httponly/i);
+    // The one that began it still can.
+    const done = await mine.request(callback);
+    expect(done.status).to.equal(302);
+    expect(done.headers.get('location')).to.not.match(/signInError/);
   });
 
   it('refuses an answer with a forged state', async () => {
