@@ -18,10 +18,14 @@ import { cookieName, cookieOf, csrfMatches, type Session, type SessionStore } fr
 export const CSRF_HEADER = 'x-csrf-token';
 export const METHOD = 'web-session';
 
-/** The scope a request names: its database, or null for `/api/admin/…`; undefined when no session may serve it. */
+/**
+ * The scope a request names: its database, or null for `/api/admin/…` and
+ * the pages' own addresses (`/web/session`, the shell of `/web/admin`);
+ * undefined when no session may serve it.
+ */
 export function scopeOf({ ctx, db }: Pick<AuthRequest, 'ctx' | 'db'>): string | null | undefined {
   if (db) return db.name;
-  return ctx.path.startsWith('/api/admin/') ? null : undefined;
+  return ctx.path.startsWith('/api/admin/') || ctx.path === '/web' || ctx.path.startsWith('/web/') ? null : undefined;
 }
 
 export class SessionDriver implements AuthDriver {

@@ -18,7 +18,7 @@ import { openapi } from './openapi.ts';
 import { MIGRATIONS, PendingSignIns, SessionStore } from './sessions.ts';
 import { configSchema, type WebSettings } from './settings.ts';
 import { securityHeaders, sendAsset, shellHtml, type SignInMode } from './shell.ts';
-import { registerSessionRoutes } from './sign-in.ts';
+import { pageSession, registerSessionRoutes } from './sign-in.ts';
 
 /** How people sign in to the pages, by the methods that are on. */
 export function signInMode(host: Pick<PluginHost, 'methodOn'>): SignInMode {
@@ -54,11 +54,15 @@ export const manifest: PluginManifest<WebSettings> = {
     host.router.get('/web/assets/:name', (ctx) => {
       if (!assets || !sendAsset(ctx, assets, ctx.params.name)) throw createError('NOT_FOUND');
     });
-    const shell = (ctx: Context) => {
+    const shell = async (ctx: Context) => {
       if (!assets) throw createError('UNAVAILABLE', {}, [], { 'Retry-After': '5' });
       ctx.set('Cache-Control', 'no-store');
       ctx.type = 'text/html; charset=utf-8';
-      ctx.body = shellHtml(assets, { contextPath: host.config.contextPath, signIn: mode(), languages: ['en', 'de'], defaultLanguage: host.config.language });
+      const session = await pageSession(routes, ctx);
+      ctx.body = shellHtml(assets, {
+        contextPath: host.config.contextPath, signIn: mode(), languages: ['en', 'de'], defaultLanguage: host.config.language,
+        ...(session ? { session } : {}),
+      });
     };
     host.router.get('/web', shell);
     host.router.get('/web/{*page}', shell);

@@ -25,7 +25,14 @@ export function scriptJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 }
 
-export function shellHtml(assets: Assets, config: { contextPath: string; signIn: SignInMode; languages: string[]; defaultLanguage: string }): string {
+/**
+ * `session`: the page's session (the body of `GET /web/session`, with its
+ * `database`), when the request's cookie holds a live one for the page's
+ * scope: the page then starts without asking for it. The shell is never
+ * stored (`no-store`) and only a page of the service's own origin can read
+ * it, as it can read `GET /web/session`.
+ */
+export function shellHtml(assets: Assets, config: { contextPath: string; signIn: SignInMode; languages: string[]; defaultLanguage: string; session?: object }): string {
   const at = (name: string) => escapeHtml(`${config.contextPath}/web/assets/${name}`);
   return '<!doctype html><html lang="en"><head><meta charset="utf-8">\n'
     + '<meta name="viewport" content="width=device-width, initial-scale=1">\n'

@@ -79,6 +79,33 @@ async function databaseOf(host: PluginHost, scope: string | null): Promise<Datab
   return scope === null ? null : host.databases.get(scope);
 }
 
+/**
+ * The session of the page a shell request opens (`/web/<db>/…`: that
+ * database; `/web`, `/web/admin`: the service-wide scope), as `GET
+ * /web/session` would answer it, with its `database`; undefined when there
+ * is none (the page then asks, and signs in). Nothing is refused here: the
+ * shell is served either way.
+ */
+export async function pageSession(o: SessionRoutes, ctx: Context): Promise<object | undefined> {
+  if (o.mode() === 'preauth') return undefined;
+  const [first] = ctx.path.split('/').filter(Boolean).slice(1);
+  const scope = first === undefined || first === 'admin' ? null : DATABASE_NAME.test(first) ? first : undefined;
+  if (scope === undefined) return undefined;
+  const value = cookieOf(ctx.get('cookie'), cookieName(scope));
+  if (!value) return undefined;
+  try {
+    const session = await o.sessions.find(value);
+    if (!session || session.scope !== scope) return undefined;
+    const db = await databaseOf(o.host, scope);
+    if (scope !== null && !db) return undefined;
+    const csrfToken = csrfTokenOf(value);
+    const { principal } = await o.host.authenticate(ctx, db, { csrfToken });
+    return { database: scope, ...sessionBody(o, ctx, principal, scope, csrfToken) };
+  } catch {
+    return undefined;
+  }
+}
+
 export function registerSessionRoutes(o: SessionRoutes) {
   const { host, sessions, driver } = o;
   const router = host.router;

@@ -16,7 +16,14 @@ export type MetaList = Schemas['ResolvedList'];
 export type SearchHit = Schemas['SearchHit'];
 export type Obj = Record<string, unknown> & { _type: string; id: string; label?: string; _version?: number; href?: string; _links?: Record<string, { href: string }> };
 
-export interface ServiceConfig { contextPath: string; signIn: 'password' | 'directory' | 'oidc' | 'preauth'; languages: Language[]; defaultLanguage: Language }
+export interface ServiceConfig {
+  contextPath: string;
+  signIn: 'password' | 'directory' | 'oidc' | 'preauth';
+  languages: Language[];
+  defaultLanguage: Language;
+  /** The page's session as the shell found it (`database` null: the service-wide one); taken once, instead of asking. */
+  session?: WebSession & { database: string | null };
+}
 
 export interface WebSession {
   csrfToken?: string;
@@ -68,10 +75,30 @@ export class Api {
     return this.config.contextPath + pathOrHref;
   }
 
+  private prefetched = new Map<string, Promise<Answer<unknown>>>();
+
+  /**
+   * Starts a plain GET that a page is about to make (the object of the
+   * address the page opened with, while the metamodel is still on its
+   * way); the page's own `call` of the same address takes its answer, once.
+   */
+  prefetch(path: string): void {
+    const key = new URL(this.url(path), location.origin).href;
+    const answer = this.call('GET', path, { prefetch: true });
+    answer.catch(() => undefined);
+    this.prefetched.set(key, answer);
+    setTimeout(() => this.prefetched.delete(key), 10_000);
+  }
+
   /** A JSON call; a failure throws ApiError with the specification's error payload. */
-  async call<T = unknown>(method: string, pathOrHref: string, init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal; query?: Record<string, string | number | undefined> } = {}): Promise<Answer<T>> {
+  async call<T = unknown>(method: string, pathOrHref: string, init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal; query?: Record<string, string | number | undefined>; prefetch?: boolean } = {}): Promise<Answer<T>> {
     const target = new URL(this.url(pathOrHref), location.origin);
     for (const [k, v] of Object.entries(init.query ?? {})) if (v !== undefined) target.searchParams.set(k, String(v));
+    const early = method === 'GET' && !init.prefetch && !init.headers && !init.signal ? this.prefetched.get(target.href) : undefined;
+    if (early) {
+      this.prefetched.delete(target.href);
+      return early as Promise<Answer<T>>;
+    }
     const headers = new Headers(init.headers);
     headers.set('Accept', 'application/json');
     if (init.body !== undefined) headers.set('Content-Type', 'application/json');
@@ -99,6 +126,13 @@ export class Api {
   }
 
   async session(db?: string): Promise<WebSession> {
+    const embedded = this.config.session;
+    this.config.session = undefined;
+    if (embedded && embedded.database === (db ?? null)) {
+      const { database: _scope, ...s } = embedded;
+      if (s.csrfToken) this.csrfToken = s.csrfToken;
+      return s;
+    }
     const s = (await this.call<WebSession>('GET', this.sessionPath(db))).data;
     if (s.csrfToken) this.csrfToken = s.csrfToken;
     return s;

@@ -13,7 +13,7 @@ import { AppContext, useApp, type AppState } from './state.ts';
 import { SignIn } from './signin.tsx';
 import { Header } from './header.tsx';
 import { Tree } from './tree.tsx';
-import { ObjectPage } from './object.tsx';
+import { ObjectPage, objectPath } from './object.tsx';
 import { AdminPage } from './admin.tsx';
 
 const configElement = document.getElementById('service-config');
@@ -63,7 +63,12 @@ function App() {
     setMeta(undefined);
     api.csrfToken = undefined;
     api.session(scopeKey || undefined).then(
-      (value) => live && setSession({ scope: scopeKey, value, state: 'in' }),
+      (value) => {
+        if (!live) return;
+        // The object the address names is asked for beside the metamodel, not after it.
+        if (route.plural && route.id && version === undefined) api.prefetch(objectPath(scopeKey, route.plural, route.id));
+        setSession({ scope: scopeKey, value, state: 'in' });
+      },
       (error) => {
         if (!live) return;
         if (error instanceof ApiError && error.status === 401) setSession({ scope: scopeKey, state: 'signedOut' });

@@ -13,8 +13,13 @@ import { applies, forgetReferences, kindOf, RefLink, refHref, Value, valueOf } f
 
 interface Loaded { obj: Obj; etag: string | null }
 
+/** The REST address of the object of a page address. */
+export function objectPath(db: string, plural: string, id: string): string {
+  return `/rest/${encodeURIComponent(db)}/${encodeURIComponent(plural)}/${encodeURIComponent(id)}`;
+}
+
 async function loadObject(app: AppState, plural: string, id: string): Promise<Loaded> {
-  const a = await app.api.call<Obj>('GET', `/rest/${encodeURIComponent(app.db!)}/${encodeURIComponent(plural)}/${encodeURIComponent(id)}`, { query: { version: app.version } });
+  const a = await app.api.call<Obj>('GET', objectPath(app.db!, plural, id), { query: { version: app.version } });
   return { obj: a.data, etag: a.etag };
 }
 

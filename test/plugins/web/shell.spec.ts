@@ -64,6 +64,32 @@ describe('the pages\' shell and assets', () => {
     expectSecurityHeaders(unknown);
   });
 
+  it('hands a page the session its cookie holds for the page\'s scope, and none for another scope or without the cookie', async () => {
+    const db = await createDatabase(t);
+    const other = await createDatabase(t);
+    const s = await signIn(t, { database: db, ...ADMIN });
+    const configOf = async (path: string, cookie?: string) => {
+      const html = await (await t.request(path, { auth: null, headers: cookie ? { cookie } : {} })).text();
+      return JSON.parse(/<script type="application\/json" id="service-config">(.*?)<\/script>/.exec(html)![1]);
+    };
+    const here = await configOf(`/web/${db}/schemes/3f1c0e9e-8a35-4a0c-9a3c-1f7d2f6d1a11`, s.cookie);
+    expect(here.session).to.include({ database: db, csrfToken: s.csrfToken, loginId: ADMIN.loginId, systemAdmin: true });
+    expect(await configOf(`/web/${other}`, s.cookie)).not.to.have.property('session');
+    expect(await configOf('/web/admin', s.cookie)).not.to.have.property('session');
+    expect(await configOf(`/web/${db}`)).not.to.have.property('session');
+    expect(await configOf(`/web/${db}`, `${s.cookie}x`)).not.to.have.property('session');
+    // Signed out: the shell no longer has it.
+    expect((await t.request(`/web/session?database=${db}`, withSession(s, { method: 'DELETE' }))).status).to.equal(200);
+    expect(await configOf(`/web/${db}`, s.cookie)).not.to.have.property('session');
+    const admin = await signIn(t, { ...ADMIN });
+    expect((await configOf('/web/admin', admin.cookie)).session).to.include({ database: null, csrfToken: admin.csrfToken });
+    expect((await configOf('/web/', admin.cookie)).session).to.include({ database: null });
+    // A reload of /web/admin asks again with the cookie alone: the service-wide session answers.
+    const again = await t.request('/web/session', { auth: null, headers: { cookie: admin.cookie } });
+    expect(again.status).to.equal(200);
+    expect(await again.json()).to.include({ csrfToken: admin.csrfToken, systemAdmin: true });
+  });
+
   it('sets the cookie on the context path and tells where Logout leads, at sign-in and at sign-out', async () => {
     const db = await createDatabase(t);
     const s = await signIn(t, { database: db, ...ADMIN });
