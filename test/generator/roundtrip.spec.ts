@@ -1,13 +1,15 @@
 /**
  * The round trip a user makes: change the metamodel through the REST
- * interface of `meta`, regenerate, restart, and see the change served.
+ * interface of `meta`, regenerate, restart, and see the change served:
+ * validated, documented, and on the pages (in the browser).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { createDatabase, startService, storageEnv, type TestService } from '../helpers/service.ts';
+import { ADMIN, createDatabase, startService, storageEnv, type TestService } from '../helpers/service.ts';
+import { openPage } from '../helpers/browser.ts';
 
 const run = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -67,6 +69,19 @@ describe('generator round trip through the meta database', function () {
     expect((await wrong.json()).violations.map((v: { path: string }) => v.path)).to.deep.equal(['nickname']);
     const spec = await (await t.request('/specification/openapi.json')).json();
     expect(spec.components.schemas.Person.properties).to.have.property('nickname');
+
+    // The pages show it, with no change of theirs: the person's page and its form follow the metamodel.
+    const ada = await (await t.request(`/rest/${db}/persons?limit=1`)).json();
+    const { page } = await openPage();
+    await page.goto(`${t.url}${new URL(ada._embedded.persons[0].href).pathname}`);
+    await page.getByLabel('Login ID').fill(ADMIN.loginId);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#object-heading').waitFor();
+    await page.getByText('Countess').waitFor();
+    await page.getByRole('button', { name: 'Edit' }).click();
+    expect(await page.getByLabel(/^Nickname/).inputValue()).to.equal('Countess');
+    await page.context().close();
   });
 
   it('exits non-zero when the metamodel in meta is broken', async () => {
