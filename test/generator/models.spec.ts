@@ -103,19 +103,20 @@ describe('models emitter', () => {
 
   it('is the contract of the handwritten code: a metamodel change that breaks a use of it fails the type check of the runtime and the plugins', function () {
     this.timeout(120000);
-    // A copy of the runtime, the plugins and generated/, type-checked as the project does, once with the
+    // A copy of the runtime, the plugins (the pages' too, with the typed client they use) and generated/, type-checked as the project does, once with the
     // standard models and once with models generated after renaming User.loginId.
     const project = mkdtempSync(join(tmpdir(), 'models-contract-'));
     try {
-      for (const part of ['runtime', 'plugins', 'generated']) cpSync(join(ROOT, part), join(project, part), { recursive: true });
+      for (const part of ['runtime', 'plugins', 'generated', 'client']) cpSync(join(ROOT, part), join(project, part), { recursive: true });
       cpSync(join(ROOT, 'package.json'), join(project, 'package.json'));
       symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules'));
       writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({
         compilerOptions: {
           target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, esModuleInterop: true,
           skipLibCheck: true, resolveJsonModule: true, allowImportingTsExtensions: true, types: ['node'],
+          jsx: 'react-jsx', jsxImportSource: 'preact',
         },
-        include: ['runtime', 'plugins', 'generated'],
+        include: ['runtime', 'plugins', 'generated', 'client'],
       }));
       const check = () => spawnSync(process.execPath, [TSC, '-p', join(project, 'tsconfig.json')], { cwd: project, encoding: 'utf8' });
       const clean = check();
