@@ -25,12 +25,7 @@ export function Header({ menuOpen, onMenu }: { menuOpen?: boolean; onMenu?: () =
         {app.session?.tenantLabel && <span class="tenant">{app.t('tenant', { tenant: app.session.tenantLabel })}</span>}
         {app.db && app.session && app.config.signIn !== 'preauth' && <TenantSwitch />}
       </div>
-      <label class="language">
-        <span class="visually-hidden">{app.t('language')}</span>
-        <select value={app.language} onChange={(e) => app.setLanguage((e.currentTarget as HTMLSelectElement).value as Language)}>
-          {app.config.languages.map((l) => <option key={l} value={l} lang={l}>{l === 'de' ? 'Deutsch' : 'English'}</option>)}
-        </select>
-      </label>
+      <LanguageSwitch />
       {app.session && (app.config.signIn !== 'preauth' || app.session.logoutUrl) ? (
         <button type="button" class="logout" onClick={() => app.signOut()}>{app.t('logout')}</button>
       ) : null}
@@ -95,6 +90,19 @@ function TimeTravel() {
       <button type="submit">{app.t('timeTravelGo')}</button>
       {app.at && <a href={location.path}>{app.t('timeTravelNow')}</a>}
     </form>
+  );
+}
+
+/** The language switch, in the header of every page and of the sign-in page; each language named in itself. */
+export function LanguageSwitch() {
+  const app = useApp();
+  return (
+    <label class="language">
+      <span class="visually-hidden">{app.t('language')}</span>
+      <select value={app.language} onChange={(e) => app.setLanguage((e.currentTarget as HTMLSelectElement).value as Language)}>
+        {app.config.languages.map((l) => <option key={l} value={l} lang={l}>{l === 'de' ? 'Deutsch' : 'English'}</option>)}
+      </select>
+    </label>
   );
 }
 

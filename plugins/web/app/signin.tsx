@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiError, type WebSession } from './api.ts';
-import type { Language } from './i18n.ts';
+import { LanguageSwitch } from './header.tsx';
 import { useApp } from './state.ts';
 
 /** The sign-in page of a scope: login ID, password and tenant, or the single sign-on button. */
@@ -37,12 +37,7 @@ export function SignIn({ db, onSignedIn }: { db?: string; onSignedIn(session: We
     <div class="signin-page">
       <header class="header">
         <span class="brand">{app.t('appTitle')}</span>
-        <label class="language">
-          <span class="visually-hidden">{app.t('language')}</span>
-          <select value={app.language} onChange={(e) => app.setLanguage((e.currentTarget as HTMLSelectElement).value as Language)}>
-            {app.config.languages.map((l) => <option key={l} value={l} lang={l}>{l === 'de' ? 'Deutsch' : 'English'}</option>)}
-          </select>
-        </label>
+        <LanguageSwitch />
       </header>
       <main id="main" class="signin">
         <h1>{app.t('signInTitle')}</h1>
