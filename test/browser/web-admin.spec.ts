@@ -65,14 +65,20 @@ describe('user interface: administration and the metamodel', function () {
 
   it('/web/meta shows the notice and a type\'s properties', async () => {
     await createDatabase(web.t, 'meta');
-    const { page } = await open();
-    await signIn(page, web, '/web/meta');
-    expect(await page.getByRole('note').textContent()).to.contain('npm run generate');
-    await page.getByRole('combobox', { name: 'Search' }).fill('Classifier');
-    await page.getByRole('option', { name: /^Classifier\s*Classifier/ }).first().click();
-    await page.getByRole('heading', { level: 1, name: /Classifier/ }).waitFor();
-    const attributes = page.getByRole('region', { name: /Attributes/ });
-    await attributes.getByRole('link', { name: 'pluralName', exact: true }).waitFor();
-    expect(await page.getByRole('note').count()).to.equal(1);
+    try {
+      const { page } = await open();
+      await signIn(page, web, '/web/meta');
+      expect(await page.getByRole('note').textContent()).to.contain('npm run generate');
+      await page.getByRole('combobox', { name: 'Search' }).fill('Classifier');
+      await page.getByRole('option', { name: /^Classifier\s*Classifier/ }).first().click();
+      await page.getByRole('heading', { level: 1, name: /Classifier/ }).waitFor();
+      const attributes = page.getByRole('region', { name: /Attributes/ });
+      await attributes.getByRole('link', { name: 'pluralName', exact: true }).waitFor();
+      expect(await page.getByRole('note').count()).to.equal(1);
+    } finally {
+      // On PostgreSQL the whole run shares one server database, where `meta` is one name: other specs create it too.
+      const dropped = await web.t.request('/api/admin/databases/meta', { method: 'DELETE' });
+      expect(dropped.status).to.equal(204);
+    }
   });
 });
