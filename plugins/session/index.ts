@@ -5,8 +5,8 @@
  * it holds nothing secret.
  */
 import type { Context } from 'koa';
-import type { DatabaseInfo, PluginHost, PluginManifest, Principal } from '../../runtime/host.ts';
-import { databaseUiUrl, logoutUrl } from './logout.ts';
+import { databaseUiUrl, logoutUrl, type DatabaseInfo, type PluginHost, type PluginManifest, type Principal } from '../../runtime/host.ts';
+
 import { openapi } from './openapi.ts';
 
 export const manifest: PluginManifest<{ SERVICE_LOGOUT_URL?: string }> = {

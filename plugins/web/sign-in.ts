@@ -91,19 +91,29 @@ export async function pageSession(o: SessionRoutes, ctx: Context): Promise<objec
   const [first] = ctx.path.split('/').filter(Boolean).slice(1);
   const scope = first === undefined || first === 'admin' ? null : DATABASE_NAME.test(first) ? first : undefined;
   if (scope === undefined) return undefined;
-  const value = cookieOf(ctx.get('cookie'), cookieName(scope));
-  if (!value) return undefined;
   try {
-    const session = await o.sessions.find(value);
-    if (!session || session.scope !== scope) return undefined;
     const db = await databaseOf(o.host, scope);
     if (scope !== null && !db) return undefined;
-    const csrfToken = csrfTokenOf(value);
-    const { principal } = await o.host.authenticate(ctx, db, { csrfToken });
-    return { database: scope, ...sessionBody(o, ctx, principal, scope, csrfToken) };
+    const body = await cookieSession(o, ctx, scope, db);
+    return body ? { database: scope, ...body } : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The live session the request's cookie holds for `scope`, as the page is
+ * told it (with its anti-forgery token), the person signed in again by the
+ * chain; null when the cookie holds none. GET /web/session and the shell
+ * both answer with it.
+ */
+async function cookieSession(o: SessionRoutes, ctx: Context, scope: string | null, db: DatabaseInfo | null) {
+  const value = cookieOf(ctx.get('cookie'), cookieName(scope));
+  const session = value ? await o.sessions.find(value) : null;
+  if (!value || !session || session.scope !== scope) return null;
+  const csrfToken = csrfTokenOf(value);
+  const { principal } = await o.host.authenticate(ctx, db, { csrfToken });
+  return sessionBody(o, ctx, principal, scope, csrfToken);
 }
 
 export function registerSessionRoutes(o: SessionRoutes) {
@@ -121,12 +131,9 @@ export function registerSessionRoutes(o: SessionRoutes) {
       ctx.body = sessionBody(o, ctx, principal, scope);
       return;
     }
-    const value = cookieOf(ctx.get('cookie'), cookieName(scope));
-    const session = value ? await sessions.find(value) : null;
-    if (!value || !session || session.scope !== scope) throw createError('UNAUTHENTICATED');
-    const csrfToken = csrfTokenOf(value);
-    const { principal } = await host.authenticate(ctx, db, { csrfToken }).catch((err) => { throw withoutChallenge(err, 'UNAUTHENTICATED'); });
-    ctx.body = sessionBody(o, ctx, principal, scope, csrfToken);
+    const body = await cookieSession(o, ctx, scope, db).catch((err) => { throw withoutChallenge(err, 'UNAUTHENTICATED'); });
+    if (!body) throw createError('UNAUTHENTICATED');
+    ctx.body = body;
   });
 
   router.post('/web/session', async (ctx) => {

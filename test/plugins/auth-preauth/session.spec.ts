@@ -1,6 +1,6 @@
 /** GET /api/<db>/session and the Logout address (SERVICE_LOGOUT_URL), for pre-authentication and for passwords. */
 import { expect } from 'chai';
-import { databaseUiUrl, logoutUrl } from '../../../plugins/session/logout.ts';
+import { databaseUiUrl, logoutUrl } from '../../../runtime/logout-url.ts';
 import { ADMIN, createDatabase, startService, type TestService } from '../../helpers/service.ts';
 import { createUser, expectNoSecretInLog, secret } from '../../auth/fixtures.ts';
 import { createDatabaseAs, createUserAs, PREAUTH_ENV, proxied, sessionOf } from './helpers.ts';
