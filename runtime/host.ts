@@ -49,7 +49,7 @@ export type { CustomPropertiesCheck } from './rest/writer.ts';
 export { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, queryParameter, ref, type OpenApiFragment } from './openapi-fragment.ts';
 
 // Storage: schemas, stored objects, views, the connections.
-export { CONTROL_SCHEMA, schemaOf } from './storage/migrations.ts';
+export { CONTROL_SCHEMA, DATABASE_NAME, schemaOf } from './storage/migrations.ts';
 export { literal } from './storage/sql.ts';
 export { ObjectStore, type StoredObject } from './storage/objects.ts';
 export { isObjectOf, storedPropertyName, type ObjectOf } from './storage/typed-objects.ts';

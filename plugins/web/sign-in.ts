@@ -10,12 +10,11 @@
  * show its own password dialog for it.
  */
 import type { Context } from 'koa';
-import { createError, databaseUiUrl, logoutUrl, ServiceError, type DatabaseInfo, type PluginHost, type Principal, type SignIn, type Violation } from '../../runtime/host.ts';
+import { createError, DATABASE_NAME, databaseUiUrl, logoutUrl, ServiceError, type DatabaseInfo, type PluginHost, type Principal, type SignIn, type Violation } from '../../runtime/host.ts';
 import { CSRF_HEADER, type SessionDriver } from './driver.ts';
 import { cookieName, cookieOf, csrfTokenOf, type Session, type SessionStore } from './sessions.ts';
 import type { SignInMode } from './shell.ts';
 
-const DATABASE_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 const MAX_FIELD = 1024;
 
 export interface SessionRoutes {
