@@ -95,6 +95,9 @@ const databaseMigrations: string[] = [
      add column search_description text generated always as ($S.search_fold(description)) stored;
    create index objects_search_label on $S.objects using gin (search_label public.gin_trgm_ops);
    create index objects_search_description on $S.objects using gin (search_description public.gin_trgm_ops);`,
+  // Search's best tiers (the exact label, then labels that start with the text) read in order and only
+  // as far as the page: the folded label in byte order, which LIKE 'text%' can range over.
+  `create index objects_search_prefix on $S.objects (tenant, search_label collate "C", id);`,
 ];
 
 /**

@@ -92,6 +92,30 @@ describe('REST interface: search', () => {
     expect(labelsOf(await search('q=orders&types=Activity'))).to.deep.equal([]);
   });
 
+  it('gives a page that the best tiers fill in the order of the full ranking', async () => {
+    // Labels that start with "pre" (some with titles, letter case mixed) and one that only contains it:
+    // pages of one and two are read from the prefix tiers alone, the whole list ranks everything.
+    const scheme = await post('schemes', { _type: 'Scheme', label: 'Prefixes' });
+    for (const [label, title] of [['prelude', null], ['Pre', 'title after'], ['PREAMBLE', null], ['pre', null], ['Prepaid', 'x'], ['prefix b', null], ['prefix a', null]] as const) {
+      await post(`schemes/${scheme.id}/classifiers`, { _type: 'Classifier', label, ...(title ? { title } : {}) });
+    }
+    await post(`schemes/${scheme.id}/classifiers`, { _type: 'Classifier', label: 'a compressed file' });
+    const all = labelsOf(await search('q=pre&limit=100&types=Classifier'));
+    expect(all.slice(0, 2).sort()).to.deep.equal(['Pre', 'pre']);
+    expect(all.at(-1)).to.equal('a compressed file');
+    expect(all.slice(2, -1)).to.deep.equal(['PREAMBLE', 'prefix a', 'prefix b', 'prelude', 'Prepaid']);
+    for (const limit of [1, 2, 3, 7]) {
+      const seen: string[] = [];
+      let next: string | undefined = `/rest/${db}/search?q=pre&types=Classifier&limit=${limit}`;
+      while (next) {
+        const page = await expectStatus(await t.request(next), 200);
+        seen.push(...labelsOf(page));
+        next = page._links.next?.href.slice(t.url.length);
+      }
+      expect(seen, `limit ${limit}`).to.deep.equal(all);
+    }
+  });
+
   it('pages with a cursor until every hit was seen once', async () => {
     const all = labelsOf(await search('q=cus&limit=100'));
     expect(all.length).to.be.greaterThan(2);
