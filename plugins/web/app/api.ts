@@ -99,6 +99,25 @@ export class Api {
       this.prefetched.delete(target.href);
       return early as Promise<Answer<T>>;
     }
+    // Two parts of a page that ask for one object at once (a breadcrumb by the parent link, a reference by its
+    // type's list) share the answer: the same technical key names the same object under any list of its types.
+    const object = method === 'GET' && !init.headers && !init.signal ? OBJECT_PATH.exec(target.pathname) : null;
+    const sharedKey = object ? `${object[1]}/${object[2]}${target.search}` : undefined;
+    const pending = sharedKey ? this.inFlight.get(sharedKey) : undefined;
+    // A list that does not hold the object answers 404 where another list of it answers: then ask for oneself.
+    if (pending) return (pending as Promise<Answer<T>>).catch(() => this.send<T>(method, target, init));
+    const answer = this.send<T>(method, target, init);
+    if (sharedKey) {
+      this.inFlight.set(sharedKey, answer);
+      const done = () => { this.inFlight.delete(sharedKey); };
+      answer.then(done, done);
+    }
+    return answer;
+  }
+
+  private inFlight = new Map<string, Promise<Answer<unknown>>>();
+
+  private async send<T>(method: string, target: URL, init: { body?: unknown; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Answer<T>> {
     const headers = new Headers(init.headers);
     headers.set('Accept', 'application/json');
     if (init.body !== undefined) headers.set('Content-Type', 'application/json');
@@ -162,8 +181,46 @@ export class Api {
 
   private metamodels = new Map<string, { etag: string | null; model: Metamodel; language: Language }>();
 
+  /** Where the tab keeps the last metamodel of a database across page loads (sessionStorage: gone with the tab). */
+  private metamodelKey(db: string): string {
+    return `mds-metamodel:${this.config.contextPath}:${db}`;
+  }
+
+  /**
+   * The metamodel this tab last saw for the database, before any call: what
+   * a page load uses to ask for its lists at once, beside the object and the
+   * metamodel's own revalidation. Never drawn from: the pages wait for
+   * `metamodel`.
+   */
+  lastMetamodel(db: string): Metamodel | undefined {
+    const kept = this.metamodels.get(db);
+    if (kept) return kept.model;
+    try {
+      const stored = JSON.parse(sessionStorage.getItem(this.metamodelKey(db)) ?? 'null') as { etag: string | null; model: Metamodel; language: Language } | null;
+      if (!stored?.model?.types) return undefined;
+      this.metamodels.set(db, stored);
+      return stored.model;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private metamodelCalls = new Map<string, Promise<Metamodel>>();
+
   /** The resolved metamodel of the database; asked again each time with If-None-Match, so that an uploaded profile shows at once. */
-  async metamodel(db: string): Promise<Metamodel> {
+  metamodel(db: string): Promise<Metamodel> {
+    const key = `${db}\0${this.language}`;
+    const pending = this.metamodelCalls.get(key);
+    if (pending) return pending;
+    const call = this.askMetamodel(db);
+    this.metamodelCalls.set(key, call);
+    const done = () => { this.metamodelCalls.delete(key); };
+    call.then(done, done);
+    return call;
+  }
+
+  private async askMetamodel(db: string): Promise<Metamodel> {
+    this.lastMetamodel(db);
     const kept = this.metamodels.get(db);
     const usable = kept && kept.language === this.language ? kept : undefined;
     const result = await this.client.GET('/api/{db}/metamodel', {
@@ -171,7 +228,11 @@ export class Api {
     });
     if (result.response.status === 304 && usable) return usable.model;
     const model = Api.unwrap(result);
-    this.metamodels.set(db, { etag: result.response.headers.get('etag'), model, language: this.language });
+    const entry = { etag: result.response.headers.get('etag'), model, language: this.language };
+    this.metamodels.set(db, entry);
+    try {
+      sessionStorage.setItem(this.metamodelKey(db), JSON.stringify(entry));
+    } catch { /* storage full or switched off: the next page load asks without it */ }
     return model;
   }
 
@@ -180,6 +241,9 @@ export class Api {
     return Api.unwrap(result)._embedded.results;
   }
 }
+
+/** `/…/rest/<db>/<list>/<uuid>`: one object by its technical key (database and key captured). */
+const OBJECT_PATH = /\/rest\/([^/]+)\/[^/]+\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
 /** The path part of an object's `href` (its page), whatever host it names. */
 export function pagePath(href: string): string {

@@ -9,10 +9,10 @@ import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { LocationProvider, useLocation } from 'preact-iso';
 import { Api, ApiError, type Metamodel, type ServiceConfig, type WebSession } from './api.ts';
 import { initialLanguage, keepLanguage, translate, type Language } from './i18n.ts';
-import { AppContext, useApp, type AppState } from './state.ts';
+import { AppContext, typeOfPlural, useApp, type AppState } from './state.ts';
 import { SignIn } from './signin.tsx';
 import { Header } from './header.tsx';
-import { Tree } from './tree.tsx';
+import { contentLists, Tree, TREE_PAGE } from './tree.tsx';
 import { ObjectPage, objectPath } from './object.tsx';
 import { AdminPage } from './admin.tsx';
 
@@ -65,8 +65,8 @@ function App() {
     api.session(scopeKey || undefined).then(
       (value) => {
         if (!live) return;
-        // The object the address names is asked for beside the metamodel, not after it.
-        if (route.plural && route.id && version === undefined) api.prefetch(objectPath(scopeKey, route.plural, route.id));
+        // What the page will draw is asked for beside the metamodel, not after it.
+        if (route.db && version === undefined) prefetchPage(route.db, route.plural, route.id);
         setSession({ scope: scopeKey, value, state: 'in' });
       },
       (error) => {
@@ -137,6 +137,28 @@ function App() {
       {body}
     </AppContext.Provider>
   );
+}
+
+/**
+ * Starts the calls a page of the database will make as soon as the session
+ * is known: the object the address names, and, from the metamodel this tab
+ * last saw (if any), the tree's root lists and the object's lists. The
+ * components take these answers when they ask (Api.prefetch); an answer
+ * nobody takes is dropped.
+ */
+function prefetchPage(db: string, plural?: string, id?: string) {
+  // First, so that it is not behind the others for one of the browser's six connections.
+  api.metamodel(db).catch(() => undefined);
+  if (plural && id) api.prefetch(objectPath(db, plural, id));
+  const meta = api.lastMetamodel(db);
+  if (!meta) return;
+  for (const type of Object.values(meta.types)) {
+    if (type.root && !type.abstract && !type.hidden && contentLists(meta, type).length) api.prefetch(`/rest/${encodeURIComponent(db)}/${type.plural}?limit=${TREE_PAGE}`);
+  }
+  const type = plural && id ? typeOfPlural(meta, plural) : undefined;
+  for (const list of type?.lists ?? []) {
+    if (!list.hidden) api.prefetch(`${objectPath(db, plural!, id!)}/${list.name}?limit=${TREE_PAGE}`);
+  }
 }
 
 function DatabaseLayout({ plural, id }: { plural?: string; id?: string }) {

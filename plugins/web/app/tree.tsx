@@ -7,7 +7,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { pagePath, type MetaList, type MetaType, type Metamodel, type Obj } from './api.ts';
 import { labelOf, useApp, type AppState } from './state.ts';
 
-const PAGE = 100;
+/** Items per page in the tree and the object's lists. */
+export const TREE_PAGE = 100;
 
 interface ListPage { items: Obj[]; total: number; next?: string }
 
@@ -23,7 +24,7 @@ export function isRelationType(meta: Metamodel, type: MetaType | undefined): boo
 
 export async function fetchPage(app: AppState, href: string, listName: string, cursorHref?: string): Promise<ListPage> {
   const answer = await app.api.call<{ total: number; _embedded?: Record<string, Obj[]>; _links: { next?: { href: string } } }>('GET', cursorHref ?? href, {
-    query: cursorHref ? { version: app.version } : { limit: PAGE, version: app.version },
+    query: cursorHref ? { version: app.version } : { limit: TREE_PAGE, version: app.version },
   });
   const items = answer.data._embedded?.[listName] ?? Object.values(answer.data._embedded ?? {})[0] ?? [];
   return { items, total: answer.data.total, next: answer.data._links.next?.href };
