@@ -16,6 +16,7 @@ import pg from 'pg';
 import { PgliteHost, type StorageLog } from './pglite/host.ts';
 import { createTemporaryDataDir, emptyDatabaseTemplate, removeTemporaryDataDir } from './pglite/files.ts';
 import { SnapshotReaders } from './pglite/readers.ts';
+import { keepStatistics } from './pglite/analyze.ts';
 
 export type { StorageLog } from './pglite/host.ts';
 
@@ -85,6 +86,7 @@ async function openEmbedded(dataDir: string, log: StorageLog): Promise<Storage> 
     pool: { min: 1, max: 1, acquireTimeoutMillis: 60_000 },
   });
   let closing: Promise<void> | undefined;
+  const stopStatistics = keepStatistics(knex, log);
   const storage: Storage = {
     knex,
     kind: 'pglite',
@@ -94,6 +96,7 @@ async function openEmbedded(dataDir: string, log: StorageLog): Promise<Storage> 
       // The pool first, so that it opens no connection any more; then the database, which fails a
       // statement still running, so that the pool gets its connection back and can finish.
       closing ??= (async () => {
+        stopStatistics();
         try {
           const destroyed = knex.destroy();
           await host.close();
