@@ -232,6 +232,22 @@ describe('user interface: forms with lists of references and secrets, history wi
     expect(await created.locator('tr[data-property="label"] td.new').textContent()).to.equal('Walrus');
   });
 
+  it('shows a changed list of references in the history as the links before and after', async () => {
+    const pen = await rest(web, 'POST', `/rest/${db}/schemes/Zoo/classifiers`, 201, { _type: 'Classifier', label: 'Pen', customProperties: { related: [quokka.id] } });
+    await rest(web, 'PATCH', `/rest/${db}/classifiers/${pen.id}`, 200, { customProperties: { related: [narwhal.id, quokka.id] } });
+    const page = await signedIn(pageOf(pen));
+    const history = page.getByRole('region', { name: 'History' });
+    const disclosure = history.getByRole('button', { name: /Changes of version 2\)$/ });
+    expect(await disclosure.textContent()).to.match(/^\W*Related objects \(/);
+    await disclosure.click();
+    const row = history.getByRole('table', { name: 'Changes of version 2' }).getByRole('row', { name: /^Related objects/ });
+    await row.locator('td.new').getByRole('link', { name: 'Narwhal' }).waitFor();
+    expect(await row.locator('td.old').getByRole('link').allTextContents()).to.deep.equal(['Quokka']);
+    expect(await row.locator('td.new').getByRole('link').allTextContents()).to.deep.equal(['Narwhal', 'Quokka']);
+    await row.locator('td.new').getByRole('link', { name: 'Narwhal' }).click();
+    await page.getByRole('heading', { level: 1, name: /Narwhal/ }).waitFor();
+  });
+
   it('shows the old value of the oldest entry of a history page from the next page', async () => {
     const busy = await rest(web, 'POST', `/rest/${db}/schemes/Zoo/classifiers`, 201, { _type: 'Classifier', label: 'Busy', title: 't0' });
     for (let i = 1; i <= 21; i++) await rest(web, 'PATCH', `/rest/${db}/classifiers/${busy.id}`, 200, { title: `t${i}` });

@@ -7,7 +7,7 @@
  * sent only when typed into, custom properties by their base type. The
  * service's violations are shown at the fields they name.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type ErrorPayload, type MetaProperty, type MetaType, type Obj, type SearchHit } from './api.ts';
 import { applies, kindOf, referenced, refHref, RefLink, valueOf } from './values.tsx';
 import { labelOf, typeLabel, useApp } from './state.ts';
@@ -289,19 +289,24 @@ function ReferencesField({ p, id, value, onChange, describedBy, invalid }: { p: 
   const ids = value.split('\n').map((s) => s.trim()).filter(Boolean);
   const list = useRef<HTMLUListElement>(null);
   const search = useRef<HTMLInputElement>(null);
+  // Where the focus goes once the chips are drawn anew: the chip that took a removed one's place (else the search), or the search after an addition.
+  const focusNext = useRef<number | 'search' | undefined>(undefined);
+  useLayoutEffect(() => {
+    const next = focusNext.current;
+    if (next === undefined) return;
+    focusNext.current = undefined;
+    const buttons = list.current?.querySelectorAll<HTMLButtonElement>('button.remove');
+    (next === 'search' ? search.current : buttons?.[Math.min(next, buttons.length - 1)] ?? search.current)?.focus();
+  }, [value]);
   const remove = (index: number) => {
-    const rest = ids.filter((_, i) => i !== index);
-    onChange(rest.join('\n'));
-    // The focus stays in the field: on the chip that took the removed one's place, else on the search.
-    setTimeout(() => {
-      const buttons = list.current?.querySelectorAll<HTMLButtonElement>('button.remove');
-      (buttons?.[Math.min(index, rest.length - 1)] ?? search.current)?.focus();
-    });
+    focusNext.current = index;
+    onChange(ids.filter((_, i) => i !== index).join('\n'));
   };
   const add = (hit: SearchHit) => {
     if (hit._links?.self?.href) chosenHrefs.set(hit.id, hit._links.self.href);
+    if (chosenHrefs.size > 2000) chosenHrefs.delete(chosenHrefs.keys().next().value!);
+    focusNext.current = 'search';
     onChange([...ids, hit.id].join('\n'));
-    setTimeout(() => search.current?.focus());
   };
   const hrefOf = (ref: string) => chosenHrefs.get(ref) ?? refHref(app, p, ref);
   return (

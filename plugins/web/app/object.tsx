@@ -295,6 +295,14 @@ function History({ selfHref, type }: { selfHref: string; type: MetaType }) {
     const p = type.properties.find((x) => x.name === name && !x.custom);
     return p ? labelOf(app, p) : name;
   };
+  /** What an entry changed, by the labels of the properties; the custom properties each by its own where the version before is at hand. */
+  const changedLabels = (h: HistoryEntry, index: number) => h.changes.flatMap((name) => {
+    if (name !== 'customProperties') return [propLabel(name)];
+    const previous = entries!.items[index + 1]?.object;
+    if ((h.operation !== 'create' && !previous) || !h.object) return [app.t('customProperties')];
+    const before = (h.operation === 'create' ? {} : previous!.customProperties ?? {}) as Record<string, unknown>;
+    return customChanges(type, before, (h.object.customProperties ?? {}) as Record<string, unknown>).map((c) => (c.p ? labelOf(app, c.p) : c.name));
+  }).join(', ');
   /** The version before an entry: the next entry of the list, else the first of the next page (one entry only). */
   const older = async (index: number): Promise<Obj | undefined> => {
     const list = entries!;
@@ -332,10 +340,10 @@ function History({ selfHref, type }: { selfHref: string; type: MetaType }) {
                       {expandable ? (
                         <button type="button" class="disclosure" aria-expanded={expanded ? 'true' : 'false'} aria-controls={detailsId} onClick={() => toggle(h.version)}>
                           <span aria-hidden="true" class="disclosure-mark">{expanded ? '▾' : '▸'}</span>{' '}
-                          {h.changes.map(propLabel).join(', ')}
+                          {changedLabels(h, index)}
                           <span class="visually-hidden"> ({app.t('historyChanges', { version: h.version })})</span>
                         </button>
-                      ) : h.changes.map(propLabel).join(', ')}
+                      ) : changedLabels(h, index)}
                     </td>
                     <td>{h.operation !== 'delete' && <a href={`${path}?at=${encodeURIComponent(new Date(h.validFrom).toISOString())}`}>{app.t('historyShow')}<span class="visually-hidden"> {app.t('historyVersion', { version: h.version })}</span></a>}</td>
                   </tr>
@@ -357,6 +365,14 @@ function History({ selfHref, type }: { selfHref: string; type: MetaType }) {
       }}>{app.t('loadMore', { shown: entries.items.length, total: entries.total })}</button>}
     </section>
   );
+}
+
+/** The custom properties whose values differ between two versions, in the order of the type's (those it no longer declares last). */
+function customChanges(type: MetaType, a: Record<string, unknown>, b: Record<string, unknown>): { name: string; p?: MetaProperty }[] {
+  const names = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => JSON.stringify(a[k] ?? null) !== JSON.stringify(b[k] ?? null));
+  const declared = type.properties.filter((x) => x.custom && names.includes(x.name));
+  const undeclared = names.filter((n) => !declared.some((d) => d.name === n)).map((name) => ({ name }));
+  return [...declared.filter((p) => !p.hidden).map((p) => ({ name: p.name, p })), ...undeclared];
 }
 
 /**
@@ -383,11 +399,7 @@ function Changes({ type, entry, older }: { type: MetaType; entry: HistoryEntry; 
     if (name === 'customProperties') {
       const a = (before.obj?.customProperties ?? {}) as Record<string, unknown>;
       const b = (now.customProperties ?? {}) as Record<string, unknown>;
-      for (const key of [...new Set([...Object.keys(a), ...Object.keys(b)])]) {
-        if (JSON.stringify(a[key] ?? null) === JSON.stringify(b[key] ?? null)) continue;
-        const p = type.properties.find((x) => x.custom && x.name === key);
-        rows.push({ key: `c-${key}`, label: p ? labelOf(app, p) : key, p, old: a[key], new: b[key] });
-      }
+      for (const c of customChanges(type, a, b)) rows.push({ key: `c-${c.name}`, label: c.p ? labelOf(app, c.p) : c.name, p: c.p, old: a[c.name], new: b[c.name] });
       continue;
     }
     const p = type.properties.find((x) => x.name === name && !x.custom);
