@@ -214,6 +214,7 @@ describe('user interface: forms with lists of references and secrets, history wi
     const changes = history.getByRole('table', { name: 'Changes of version 2' });
     await changes.waitFor();
     expect(await disclosure.getAttribute('aria-controls')).to.equal('history-changes-2');
+    expect(await axe(page)).to.deep.equal([]);
     const label = changes.locator('tr[data-property="label"]');
     expect(await label.locator('td.old').textContent()).to.equal('Walrus');
     expect(await label.locator('td.new').textContent()).to.equal('Walross');
@@ -246,6 +247,12 @@ describe('user interface: forms with lists of references and secrets, history wi
     expect(await row.locator('td.new').getByRole('link').allTextContents()).to.deep.equal(['Narwhal', 'Quokka']);
     await row.locator('td.new').getByRole('link', { name: 'Narwhal' }).click();
     await page.getByRole('heading', { level: 1, name: /Narwhal/ }).waitFor();
+    // On a phone, the opened entry scrolls inside the history's table, never the page sideways.
+    const phone = (await open({ width: 390 })).page;
+    await signIn(phone, web, pageOf(pen));
+    await phone.getByRole('region', { name: 'History' }).getByRole('button', { name: /Changes of version 2\)$/ }).click();
+    await phone.getByRole('table', { name: 'Changes of version 2' }).getByRole('link', { name: 'Narwhal' }).waitFor();
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).to.be.at.most(390);
   });
 
   it('shows the old value of the oldest entry of a history page from the next page', async () => {
