@@ -2,12 +2,14 @@
  * Forms generated from the metamodel: one field per property the person may
  * write (not read-only, not hidden, not the owner reference that the list
  * path sets), mandatory ones marked, literals as choices, references chosen
- * by searching, custom properties by their base type. The service's
- * violations are shown at the fields they name.
+ * by searching (a list of references as removable chips, in their order),
+ * write-only ones (a password) as an input that is never filled in and
+ * sent only when typed into, custom properties by their base type. The
+ * service's violations are shown at the fields they name.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type ErrorPayload, type MetaProperty, type MetaType, type Obj, type SearchHit } from './api.ts';
-import { applies, kindOf, refHref, RefLink, valueOf } from './values.tsx';
+import { applies, kindOf, referenced, refHref, RefLink, valueOf } from './values.tsx';
 import { labelOf, typeLabel, useApp } from './state.ts';
 
 export type FormValues = Record<string, string>;
@@ -19,11 +21,12 @@ export function fieldKey(p: MetaProperty): string {
 /** The properties a form asks for, in the metamodel's order. */
 export function formProperties(type: MetaType): MetaProperty[] {
   const owner = type.owner?.property;
-  return type.properties.filter((p) => !p.readOnly && !p.hidden && !p.writeOnly && p.name !== owner && !(p.many && kindOf(p) === 'REFERENCE'));
+  return type.properties.filter((p) => !p.readOnly && !p.hidden && p.name !== owner);
 }
 
 function toInput(p: MetaProperty, value: unknown): string {
-  if (value === undefined || value === null) return '';
+  // A write-only value (a password) is never read back, and never filled in.
+  if (value === undefined || value === null || p.writeOnly) return '';
   const kind = kindOf(p);
   if (p.many && Array.isArray(value)) return value.join('\n');
   if (kind === 'DATETIME') {
@@ -54,7 +57,7 @@ function fromInput(p: MetaProperty, text: string): unknown {
 export function initialValues(type: MetaType, obj?: Obj): FormValues {
   const values: FormValues = {};
   for (const p of formProperties(type)) {
-    const v = obj ? valueOf(obj, p) : p.default;
+    const v = obj ? valueOf(obj, p) : p.writeOnly ? undefined : p.default;
     values[fieldKey(p)] = toInput(p, v);
   }
   return values;
@@ -71,6 +74,7 @@ export function payloadOf(type: MetaType, values: FormValues, base?: Obj): Recor
     const text = values[fieldKey(p)] ?? '';
     const target = p.custom ? custom : out;
     const active = applies(p, (name) => values[name]);
+    // An empty write-only field leaves the value as it is: absent from the body (a PUT keeps the stored secret).
     if (text === '' || !active) delete target[p.name];
     else target[p.name] = fromInput(p, text);
   }
@@ -155,7 +159,7 @@ function Field({ p, id, value, errors, onChange }: { p: MetaProperty; id: string
   const app = useApp();
   const kind = kindOf(p);
   const label = labelOf(app, p);
-  const describedBy = [errors?.length ? `${id}-error` : '', p.description ? `${id}-help` : ''].filter(Boolean).join(' ') || undefined;
+  const describedBy = [errors?.length ? `${id}-error` : '', p.description ? `${id}-help` : '', p.writeOnly ? `${id}-secret` : ''].filter(Boolean).join(' ') || undefined;
   const common = {
     id,
     name: fieldKey(p),
@@ -173,8 +177,13 @@ function Field({ p, id, value, errors, onChange }: { p: MetaProperty; id: string
         {p.literals.filter((l) => !l.hidden || l.value === value).map((l) => <option key={l.value} value={l.value}>{labelOf(app, l)}</option>)}
       </select>
     );
+  } else if (kind === 'REFERENCE' && p.many) {
+    control = <ReferencesField p={p} id={id} value={value} onChange={onChange} describedBy={describedBy} invalid={!!errors?.length} />;
   } else if (kind === 'REFERENCE') {
     control = <ReferenceField p={p} id={id} value={value} onChange={onChange} describedBy={describedBy} invalid={!!errors?.length} />;
+  } else if (p.writeOnly) {
+    // Never filled in (the service never returns it), not offered to the browser's autofill as the person's own sign-in.
+    control = <input {...common} type="password" autoComplete="new-password" maxLength={p.limits.maxLength as number | undefined} value={value} onInput={onInput} />;
   } else if (kind === 'TEXT' || p.many) {
     control = <textarea {...common} rows={p.many ? 3 : 5} maxLength={p.limits.maxLength as number | undefined} value={value} onInput={onInput} />;
   } else if (kind === 'BOOLEAN') {
@@ -198,15 +207,15 @@ function Field({ p, id, value, errors, onChange }: { p: MetaProperty; id: string
       )}
       {control}
       {p.description && <p class="help" id={`${id}-help`}>{p.description}</p>}
+      {p.writeOnly && <p class="help" id={`${id}-secret`}>{app.t('writeOnlyHelp')}</p>}
       {errors?.length ? <p class="field-error" id={`${id}-error`}>{errors.join(' ')}</p> : null}
     </div>
   );
 }
 
-/** A reference: the chosen object, and a search among the objects of the referenced type. */
-function ReferenceField({ p, id, value, onChange, describedBy, invalid }: { p: MetaProperty; id: string; value: string; onChange(v: string): void; describedBy?: string; invalid: boolean }) {
+/** The objects of the referenced type (any, for a custom reference) whose label matches what is typed; those already chosen left out. */
+function useReferenceHits(p: MetaProperty, q: string, chosen: string[]): SearchHit[] {
   const app = useApp();
-  const [q, setQ] = useState('');
   const [hits, setHits] = useState<SearchHit[]>([]);
   const range = p.range ?? '';
   useEffect(() => {
@@ -214,10 +223,45 @@ function ReferenceField({ p, id, value, onChange, describedBy, invalid }: { p: M
     if (!text) { setHits([]); return; }
     const c = new AbortController();
     const timer = setTimeout(() => {
-      app.api.search(app.db!, text, c.signal, range && app.meta?.types[range] ? range : undefined).then(setHits, () => undefined);
+      app.api.search(app.db!, text.slice(0, 200), c.signal, range && app.meta?.types[range] ? range : undefined).then(setHits, () => undefined);
     }, 200);
     return () => { clearTimeout(timer); c.abort(); };
   }, [q]);
+  return hits.filter((h) => !chosen.includes(h.id));
+}
+
+/** The search field of a reference and its hits, each a button that chooses it. */
+function ReferenceSearch({ p, id, describedBy, invalid, chosen, onChoose, inputRef }: {
+  p: MetaProperty; id: string; describedBy?: string; invalid: boolean; chosen: string[]; onChoose(hit: SearchHit): void; inputRef?: { current: HTMLInputElement | null };
+}) {
+  const app = useApp();
+  const [q, setQ] = useState('');
+  const hits = useReferenceHits(p, q, chosen);
+  const range = p.range ?? '';
+  const prompt = app.t(range ? 'referenceSearch' : 'referenceSearchAny', { type: range ? typeLabel(app, range) : '' });
+  return (
+    <>
+      <label for={id} class="visually-hidden">{prompt}</label>
+      <input id={id} ref={inputRef} type="search" placeholder={prompt} aria-invalid={invalid ? 'true' : undefined}
+        aria-describedby={describedBy} value={q} onInput={(e) => setQ((e.currentTarget as HTMLInputElement).value)} />
+      {hits.length > 0 && (
+        <ul class="reference-hits" aria-label={app.t('referenceHits')}>
+          {hits.map((h) => (
+            <li key={h.id}>
+              <button type="button" onClick={() => { onChoose(h); setQ(''); }}>
+                {typeLabel(app, h._type)}: {h.label}
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+/** A reference: the chosen object, and a search among the objects of the referenced type. */
+function ReferenceField({ p, id, value, onChange, describedBy, invalid }: { p: MetaProperty; id: string; value: string; onChange(v: string): void; describedBy?: string; invalid: boolean }) {
+  const app = useApp();
   return (
     <div class="reference" role="group" aria-labelledby={`${id}-label`} aria-describedby={describedBy}>
       {value ? (
@@ -226,20 +270,72 @@ function ReferenceField({ p, id, value, onChange, describedBy, invalid }: { p: M
           <button type="button" class="link-button" onClick={() => onChange('')}>{app.t('referenceClear')}</button>
         </p>
       ) : null}
-      <label for={id} class="visually-hidden">{app.t('referenceSearch', { type: range ? typeLabel(app, range) : '' })}</label>
-      <input id={id} type="search" placeholder={app.t('referenceSearch', { type: range ? typeLabel(app, range) : '' })} aria-invalid={invalid ? 'true' : undefined}
-        aria-describedby={describedBy} value={q} onInput={(e) => setQ((e.currentTarget as HTMLInputElement).value)} />
-      {hits.length > 0 && (
-        <ul class="reference-hits">
-          {hits.map((h) => (
-            <li key={h.id}>
-              <button type="button" onClick={() => { onChange(h.id); setQ(''); setHits([]); }}>
-                {typeLabel(app, h._type)}: {h.label}
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
+      <ReferenceSearch p={p} id={id} describedBy={describedBy} invalid={invalid} chosen={value ? [value] : []} onChoose={(h) => onChange(h.id)} />
     </div>
+  );
+}
+
+/** The REST address of a chosen object: as the search named it, else by the property's range. */
+const chosenHrefs = new Map<string, string>();
+
+/**
+ * A list of references (a many-valued reference property): the chosen
+ * objects in their order, each a link with a button that removes it, and a
+ * search that adds one at the end. The value is the technical keys, one a
+ * line, as `fromInput` turns into the array the REST interface takes.
+ */
+function ReferencesField({ p, id, value, onChange, describedBy, invalid }: { p: MetaProperty; id: string; value: string; onChange(v: string): void; describedBy?: string; invalid: boolean }) {
+  const app = useApp();
+  const ids = value.split('\n').map((s) => s.trim()).filter(Boolean);
+  const list = useRef<HTMLUListElement>(null);
+  const search = useRef<HTMLInputElement>(null);
+  // Where the focus goes once the chips are drawn anew: the chip that took a removed one's place (else the search), or the search after an addition.
+  const focusNext = useRef<number | 'search' | undefined>(undefined);
+  useLayoutEffect(() => {
+    const next = focusNext.current;
+    if (next === undefined) return;
+    focusNext.current = undefined;
+    const buttons = list.current?.querySelectorAll<HTMLButtonElement>('button.remove');
+    (next === 'search' ? search.current : buttons?.[Math.min(next, buttons.length - 1)] ?? search.current)?.focus();
+  }, [value]);
+  const remove = (index: number) => {
+    focusNext.current = index;
+    onChange(ids.filter((_, i) => i !== index).join('\n'));
+  };
+  const add = (hit: SearchHit) => {
+    if (hit._links?.self?.href) chosenHrefs.set(hit.id, hit._links.self.href);
+    if (chosenHrefs.size > 2000) chosenHrefs.delete(chosenHrefs.keys().next().value!);
+    focusNext.current = 'search';
+    onChange([...ids, hit.id].join('\n'));
+  };
+  const hrefOf = (ref: string) => chosenHrefs.get(ref) ?? refHref(app, p, ref);
+  return (
+    <div class="reference references" role="group" aria-labelledby={`${id}-label`} aria-describedby={describedBy}>
+      {ids.length ? (
+        <ul class="chips" ref={list} aria-label={app.t('referencesChosen', { count: ids.length })}>
+          {ids.map((ref, i) => <Chip key={ref} href={hrefOf(ref)} id={ref} onRemove={() => remove(i)} />)}
+        </ul>
+      ) : <p class="muted chosen">{app.t('referencesNone')}</p>}
+      <ReferenceSearch p={p} id={id} describedBy={describedBy} invalid={invalid} chosen={ids} onChoose={add} inputRef={search} />
+    </div>
+  );
+}
+
+/** One chosen object: its link, and a button named after it that removes it. */
+function Chip({ href, id, onRemove }: { href: string; id: string; onRemove(): void }) {
+  const app = useApp();
+  const [label, setLabel] = useState<string>(id);
+  useEffect(() => {
+    let live = true;
+    referenced(app, href).then((t) => live && t && setLabel(t.label));
+    return () => { live = false; };
+  }, [href]);
+  return (
+    <li class="chip">
+      <RefLink href={href} id={id} />
+      <button type="button" class="remove" aria-label={app.t('referenceRemove', { label })} title={app.t('referenceRemove', { label })} onClick={onRemove}>
+        <span aria-hidden="true">×</span>
+      </button>
+    </li>
   );
 }

@@ -113,7 +113,7 @@ export function LanguageSwitch() {
  */
 const SEARCH_PAUSE_MS = 40;
 
-/** The search field: asks as one types (debounced, the stale request aborted), arrows and Enter choose. */
+/** The search field: asks as one types (debounced, the stale request aborted), arrows and Enter choose; it searches the current state, also during time travel. */
 export function Search() {
   const app = useApp();
   const [q, setQ] = useState('');
@@ -167,6 +167,7 @@ export function Search() {
         id="search-input" type="text" role="combobox" autoComplete="off" placeholder={app.t('searchPlaceholder')}
         aria-expanded={expanded ? 'true' : 'false'} aria-controls="search-results" aria-autocomplete="list"
         aria-activedescendant={expanded && active >= 0 ? `search-hit-${active}` : undefined}
+        aria-describedby={app.at ? 'search-now' : undefined}
         value={q} onInput={(e) => setQ((e.currentTarget as HTMLInputElement).value)} onKeyDown={onKey}
         onFocus={() => setOpen(true)} onBlur={() => setTimeout(() => setOpen(false), 200)}
       />
@@ -180,7 +181,8 @@ export function Search() {
           </li>
         ))}
       </ul>
-      {app.at && expanded && <p class="hint">{app.t('timeTravelSearch')}</p>}
+      {/* The search has no point in time: while the page shows a past state, it says so, always in sight and to the field's screen reader. */}
+      {app.at && <p class="hint search-now" id="search-now">{app.t('timeTravelSearch')}</p>}
     </div>
   );
 }

@@ -5,7 +5,7 @@
  */
 import './style.css';
 import { render } from 'preact';
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useState } from 'preact/hooks';
 import { LocationProvider, useLocation } from 'preact-iso';
 import { Api, ApiError, type Metamodel, type ServiceConfig, type WebSession } from './api.ts';
 import { initialLanguage, keepLanguage, translate, type Language } from './i18n.ts';
@@ -47,7 +47,8 @@ function App() {
   const at = location.query.at && !Number.isNaN(Date.parse(location.query.at)) ? location.query.at : undefined;
   const version = at ? Date.parse(at) : undefined;
 
-  useEffect(() => {
+  // Before the page in the new language is painted: the metamodel holds the labels of both languages, so its texts change at once.
+  useLayoutEffect(() => {
     document.documentElement.lang = language;
     api.language = language;
     document.title = translate(language, 'appTitle') + (route.db ? ` – ${route.db}` : '');

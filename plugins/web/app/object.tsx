@@ -4,6 +4,7 @@
  * lists, its history, and for those who may write: edit, delete and new
  * children through the generated forms.
  */
+import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, pagePath, type MetaList, type MetaProperty, type MetaType, type Obj } from './api.ts';
 import { ObjectForm, initialValues, payloadOf, type FormValues } from './form.tsx';
@@ -271,14 +272,18 @@ function ListItem({ item, list }: { item: Obj; list: MetaList }) {
   );
 }
 
-interface HistoryEntry { version: number; operation: 'create' | 'update' | 'delete'; validFrom: number; validTo: number | null; changedBy: string | null; changes: string[] }
+interface HistoryEntry { version: number; operation: 'create' | 'update' | 'delete'; validFrom: number; validTo: number | null; changedBy: string | null; changes: string[]; object?: Obj }
+interface HistoryPage { items: HistoryEntry[]; total: number; next?: string }
+
+const HISTORY_PAGE = 20;
 
 function History({ selfHref, type }: { selfHref: string; type: MetaType }) {
   const app = useApp();
-  const [entries, setEntries] = useState<{ items: HistoryEntry[]; total: number; next?: string } | undefined>();
+  const [entries, setEntries] = useState<HistoryPage | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const load = async (cursor?: string) => {
-    const a = await app.api.call<{ total: number; _embedded: { history: HistoryEntry[] }; _links: { next?: { href: string } } }>('GET', cursor ?? `${selfHref}/history`, { query: cursor ? {} : { limit: 20 } });
+  const [open, setOpen] = useState<Set<number>>(new Set());
+  const load = async (cursor?: string, limit = HISTORY_PAGE): Promise<HistoryPage> => {
+    const a = await app.api.call<{ total: number; _embedded: { history: HistoryEntry[] }; _links: { next?: { href: string } } }>('GET', cursor ?? `${selfHref}/history`, { query: { limit } });
     return { items: a.data._embedded.history, total: a.data.total, next: a.data._links.next?.href };
   };
   useEffect(() => {
@@ -287,9 +292,29 @@ function History({ selfHref, type }: { selfHref: string; type: MetaType }) {
     return () => { live = false; };
   }, [selfHref]);
   const propLabel = (name: string) => {
-    const p = type.properties.find((x) => x.name === name);
+    const p = type.properties.find((x) => x.name === name && !x.custom);
     return p ? labelOf(app, p) : name;
   };
+  /** What an entry changed, by the labels of the properties; the custom properties each by its own where the version before is at hand. */
+  const changedLabels = (h: HistoryEntry, index: number) => h.changes.flatMap((name) => {
+    if (name !== 'customProperties') return [propLabel(name)];
+    const previous = entries!.items[index + 1]?.object;
+    if ((h.operation !== 'create' && !previous) || !h.object) return [app.t('customProperties')];
+    const before = (h.operation === 'create' ? {} : previous!.customProperties ?? {}) as Record<string, unknown>;
+    return customChanges(type, before, (h.object.customProperties ?? {}) as Record<string, unknown>).map((c) => (c.p ? labelOf(app, c.p) : c.name));
+  }).join(', ');
+  /** The version before an entry: the next entry of the list, else the first of the next page (one entry only). */
+  const older = async (index: number): Promise<Obj | undefined> => {
+    const list = entries!;
+    if (index + 1 < list.items.length) return list.items[index + 1].object;
+    if (!list.next) return undefined;
+    return (await load(list.next, 1)).items[0]?.object;
+  };
+  const toggle = (version: number) => setOpen((o) => {
+    const n = new Set(o);
+    if (n.has(version)) n.delete(version); else n.add(version);
+    return n;
+  });
   const path = window.location.pathname;
   return (
     <section class="history" aria-labelledby="history-heading">
@@ -300,16 +325,36 @@ function History({ selfHref, type }: { selfHref: string; type: MetaType }) {
         <table>
           <thead><tr><th scope="col">{app.t('historyVersion', { version: '' }).trim()}</th><th scope="col">{app.t('historyOperation')}</th><th scope="col">{app.t('historyWho')}</th><th scope="col">{app.t('historyWhen')}</th><th scope="col">{app.t('historyWhat')}</th><th scope="col"><span class="visually-hidden">{app.t('historyShow')}</span></th></tr></thead>
           <tbody>
-            {entries.items.map((h) => (
-              <tr key={h.version}>
-                <td>{h.version}</td>
-                <td>{app.t(`op_${h.operation}`)}</td>
-                <td>{h.changedBy ?? ''}</td>
-                <td><time dateTime={new Date(h.validFrom).toISOString()}>{formatTime(app, h.validFrom)}</time></td>
-                <td>{h.changes.map(propLabel).join(', ')}</td>
-                <td>{h.operation !== 'delete' && <a href={`${path}?at=${encodeURIComponent(new Date(h.validFrom).toISOString())}`}>{app.t('historyShow')}<span class="visually-hidden"> {app.t('historyVersion', { version: h.version })}</span></a>}</td>
-              </tr>
-            ))}
+            {entries.items.map((h, index) => {
+              const expanded = open.has(h.version);
+              const detailsId = `history-changes-${h.version}`;
+              const expandable = h.operation !== 'delete' && h.changes.length > 0 && !!h.object;
+              return (
+                <Fragment key={h.version}>
+                  <tr>
+                    <td>{h.version}</td>
+                    <td>{app.t(`op_${h.operation}`)}</td>
+                    <td>{h.changedBy ?? ''}</td>
+                    <td><time dateTime={new Date(h.validFrom).toISOString()}>{formatTime(app, h.validFrom)}</time></td>
+                    <td>
+                      {expandable ? (
+                        <button type="button" class="disclosure" aria-expanded={expanded ? 'true' : 'false'} aria-controls={detailsId} onClick={() => toggle(h.version)}>
+                          <span aria-hidden="true" class="disclosure-mark">{expanded ? '▾' : '▸'}</span>{' '}
+                          {changedLabels(h, index)}
+                          <span class="visually-hidden"> ({app.t('historyChanges', { version: h.version })})</span>
+                        </button>
+                      ) : changedLabels(h, index)}
+                    </td>
+                    <td>{h.operation !== 'delete' && <a href={`${path}?at=${encodeURIComponent(new Date(h.validFrom).toISOString())}`}>{app.t('historyShow')}<span class="visually-hidden"> {app.t('historyVersion', { version: h.version })}</span></a>}</td>
+                  </tr>
+                  {expandable && (
+                    <tr id={detailsId} class="history-changes" hidden={!expanded}>
+                      <td colSpan={6}>{expanded && <Changes type={type} entry={h} older={() => older(index)} />}</td>
+                    </tr>
+                  )}
+                </Fragment>
+              );
+            })}
           </tbody>
         </table>
         </div>
@@ -319,5 +364,62 @@ function History({ selfHref, type }: { selfHref: string; type: MetaType }) {
         setEntries({ items: [...entries.items, ...more.items], total: more.total, next: more.next });
       }}>{app.t('loadMore', { shown: entries.items.length, total: entries.total })}</button>}
     </section>
+  );
+}
+
+/** The custom properties whose values differ between two versions, in the order of the type's (those it no longer declares last). */
+function customChanges(type: MetaType, a: Record<string, unknown>, b: Record<string, unknown>): { name: string; p?: MetaProperty }[] {
+  const names = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((k) => JSON.stringify(a[k] ?? null) !== JSON.stringify(b[k] ?? null));
+  const declared = type.properties.filter((x) => x.custom && names.includes(x.name));
+  const undeclared = names.filter((n) => !declared.some((d) => d.name === n)).map((name) => ({ name }));
+  return [...declared.filter((p) => !p.hidden).map((p) => ({ name: p.name, p })), ...undeclared];
+}
+
+/**
+ * What one version changed: per changed property, its value before (from
+ * the version before, none for a creation) and after, each shown as the
+ * object's page shows it. A change of the custom properties is shown per
+ * custom property that differs.
+ */
+function Changes({ type, entry, older }: { type: MetaType; entry: HistoryEntry; older(): Promise<Obj | undefined> }) {
+  const app = useApp();
+  const [before, setBefore] = useState<{ obj?: Obj } | undefined>(entry.operation === 'create' ? {} : undefined);
+  const [error, setError] = useState<string | undefined>();
+  useEffect(() => {
+    if (before) return;
+    let live = true;
+    older().then((obj) => live && setBefore({ obj }), (e) => live && setError(String(e.message)));
+    return () => { live = false; };
+  }, []);
+  if (error) return <p class="error">{error}</p>;
+  if (!before) return <p role="status" class="muted">{app.t('historyLoadingOld')}</p>;
+  const now = entry.object!;
+  const rows: { key: string; label: string; p?: MetaProperty; old: unknown; new: unknown }[] = [];
+  for (const name of entry.changes) {
+    if (name === 'customProperties') {
+      const a = (before.obj?.customProperties ?? {}) as Record<string, unknown>;
+      const b = (now.customProperties ?? {}) as Record<string, unknown>;
+      for (const c of customChanges(type, a, b)) rows.push({ key: `c-${c.name}`, label: c.p ? labelOf(app, c.p) : c.name, p: c.p, old: a[c.name], new: b[c.name] });
+      continue;
+    }
+    const p = type.properties.find((x) => x.name === name && !x.custom);
+    if (p?.writeOnly || p?.hidden) continue;
+    rows.push({ key: `s-${name}`, label: p ? labelOf(app, p) : name, p, old: before.obj?.[name], new: now[name] });
+  }
+  const shown = (p: MetaProperty | undefined, value: unknown, obj: Obj | undefined) =>
+    p ? <Value p={p} value={value} obj={obj} /> : value === undefined || value === null ? <span class="muted">{app.t('notSet')}</span> : <span>{typeof value === 'object' ? JSON.stringify(value) : String(value)}</span>;
+  return (
+    <table class="changes" aria-label={app.t('historyChanges', { version: entry.version })}>
+      <thead><tr><th scope="col">{app.t('historyProperty')}</th><th scope="col">{app.t('historyOld')}</th><th scope="col">{app.t('historyNew')}</th></tr></thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.key} data-property={r.key.slice(2)}>
+            <th scope="row">{r.label}</th>
+            <td class="old">{shown(r.p, r.old, before.obj)}</td>
+            <td class="new">{shown(r.p, r.new, now)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
