@@ -349,8 +349,10 @@ class Checker {
         const fields = stringsOf(n.fields);
         // `row.f` calls f(row) when no column is named f; no view column starts with pg_, every catalog function does.
         if (fields.some((f) => /^pg_/i.test(f))) throw new StatementRefused('statementFunction', { name: fields.join('.') });
-        // `service.scheme_view.label` (or `.*`): the column of a view named with the schema in FROM. Views have no
-        // columns of composite type, so three names starting with the schema and a view can mean nothing else.
+        // `service.scheme_view.label` (or `.*`): a column of a view named with the schema. Views have no columns of
+        // composite type, so three names starting with the schema and a view mean that (but for a whole row of a
+        // view, aliased like a view inside a subquery aliased like the schema: that one now fails in the database).
+        // Three names starting with any other schema pass as they are: a table not in FROM cannot be read so.
         if (fields.length === 3 && fields[0] === this.names.schema && this.names.views.has(fields[1])) {
           const list = n.fields as Json[];
           this.qualified.push({ location: n.location as number, name: fields.join('.'), rename: (schema) => { list[0] = { String: { sval: schema } }; } });
