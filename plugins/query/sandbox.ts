@@ -94,7 +94,7 @@ const ALLOWED_FUNCTIONS = new Set([
   'trim', 'btrim', 'ltrim', 'rtrim', 'concat', 'concat_ws', 'format', 'starts_with', 'ascii', 'chr', 'md5',
   'quote_ident', 'quote_literal', 'quote_nullable', 'to_hex', 'encode', 'decode', 'string_to_array', 'array_to_string',
   'regexp_replace', 'regexp_match', 'regexp_matches', 'regexp_like', 'regexp_count', 'regexp_instr', 'regexp_substr',
-  'regexp_split_to_array', 'regexp_split_to_table', 'unistr', 'normalize', 'casefold',
+  'regexp_split_to_array', 'regexp_split_to_table', 'string_to_table', 'unistr', 'normalize', 'casefold',
   // numbers
   'abs', 'ceil', 'ceiling', 'floor', 'round', 'trunc', 'mod', 'div', 'power', 'pow', 'sqrt', 'cbrt', 'exp', 'ln', 'log',
   'log10', 'sign', 'pi', 'degrees', 'radians', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'atan2', 'width_bucket',
@@ -213,7 +213,8 @@ function identifierEnd(raw: Buffer, at: number): number {
 async function requalified(sql: string, stmt: Json, names: QueryNames, found: Qualified[]): Promise<CheckedStatement> {
   const refuse = () => new StatementRefused('statementQualified', { name: found[0].name, schema: names.schema });
   let raw = Buffer.from(sql, 'utf8');
-  const spans = found.map((q) => [q.location, identifierEnd(raw, q.location)]).sort((a, b) => b[0] - a[0]);
+  const starts = [...new Set(found.map((q) => q.location))];
+  const spans = starts.map((at) => [at, identifierEnd(raw, at)]).sort((a, b) => b[0] - a[0]);
   if (spans.some(([from, to]) => !(from >= 0) || to < 0)) throw refuse();
   const replacement = Buffer.from(quoted(names.target), 'utf8');
   for (const [from, to] of spans) raw = Buffer.concat([raw.subarray(0, from), replacement, raw.subarray(to)]);

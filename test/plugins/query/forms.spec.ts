@@ -80,6 +80,7 @@ describe('Query interface: the forms reports use', () => {
       [`select a, b from rows from (unnest(array[1,2]), unnest(array['one'])) as t(a, b)`, [{ a: 1, b: 'one' }, { a: 2, b: null }]],
       [`select k from jsonb_object_keys('{"b":1,"a":2}') k order by k`, [{ k: 'a' }, { k: 'b' }]],
       [`select part from regexp_split_to_table('a,b', ',') as p(part)`, [{ part: 'a' }, { part: 'b' }]],
+      [`select s.label, w from scheme_view s, string_to_table(s.label, 'r') w where s.label = 'Orders'`, [{ label: 'Orders', w: 'O' }, { label: 'Orders', w: 'de' }, { label: 'Orders', w: 's' }]],
       [`select e ->> 'x' as x from jsonb_array_elements('[{"x":1},{"x":2}]') e`, [{ x: '1' }, { x: '2' }]],
       [`select c.label from classifier_view c join unnest(array['Line','Invoice']) as wanted(label) using (label) order by c.label`,
         [{ label: 'Invoice' }, { label: 'Line' }]],
