@@ -123,6 +123,7 @@ describe('Query interface: the forms reports use', () => {
     await expectRows([
       [`select count(*) filter (where length(label) > 5) as long, count(*) as all from classifier_view`, [{ long: 3, all: 5 }]],
       [`select array_agg(label order by label) filter (where label < 'J') as early from classifier_view`, [{ early: ['Customer', 'Invoice'] }]],
+      [`select percentile_disc(0.5) within group (order by length(label)) filter (where label <> 'Line') as median from classifier_view`, [{ median: 7 }]],
       [`select s.label, count(c.id) filter (where c.label like '%e%') as with_e, count(*) filter (where c.label like 'P%') as p from scheme_view s join classifier_view c on c.parent_id = s.id group by s.label order by s.label`,
         [{ label: 'Billing', with_e: 2, p: 1 }, { label: 'Orders', with_e: 3, p: 0 }]],
       [`select label, count(*) filter (where label < 'M') over (partition by parent_id) as early from classifier_view order by label`,
