@@ -29,9 +29,18 @@
  *   instance together produce while it serves interactive requests (one in
  *   flight or answered in the last 100 ms); default 10000000; 0: no cap. With
  *   no interactive request they run at full speed (runtime/interactive.ts).
+ * - SERVICE_QUERY_SCHEMA: the schema name a statement may put before a view's
+ *   name (`service.scheme_view`; decisions §7.4), standing for the database's
+ *   own schema; default service. An installation moving over from the
+ *   original product sets the original's schema name, and its reports run
+ *   unchanged. A lower-case name (unquoted names are folded to lower case, so
+ *   `SERVICE.scheme_view` matches too); PostgreSQL's own schemas (pg_…,
+ *   information_schema) and the service's database schemas (db_…) are
+ *   refused at start: a statement naming them would seem to read them.
  */
 import type { Knex } from 'knex';
 import { ConfigError, readViewsSql, type PluginHost, type PluginManifest, type Storage } from '../../runtime/host.ts';
+import { DEFAULT_QUERY_SCHEMA } from './sandbox.ts';
 import { QUERY_MESSAGES } from './messages.ts';
 import { ensureRole, grantViews, ROLE_NAME, viewNames } from './role.ts';
 import { QueryEngine } from './runner.ts';
@@ -79,6 +88,17 @@ interface QuerySettings {
   SERVICE_QUERY_BULK_RATE: number;
   SERVICE_QUERY_TENANT_CONCURRENCY: number;
   SERVICE_STATEMENT_TIMEOUT_MAX?: number;
+  SERVICE_QUERY_SCHEMA: string;
+}
+
+/** A schema name the query interface's statements may use: a lower-case identifier, 63 characters at most. */
+const SCHEMA_NAME = '^[a-z_][a-z0-9_$]{0,62}$';
+
+/** Why SERVICE_QUERY_SCHEMA may not be `name`, or undefined when it may. */
+export function reservedSchema(name: string): string | undefined {
+  if (/^pg_/.test(name) || name === 'information_schema') return `must not name a schema of PostgreSQL (pg_…, information_schema): ${name}`;
+  if (/^db_/.test(name)) return `must not name a schema of the service's databases (db_…): ${name}`;
+  return undefined;
 }
 
 export const manifest: PluginManifest<QuerySettings> = {
@@ -104,11 +124,18 @@ export const manifest: PluginManifest<QuerySettings> = {
       SERVICE_QUERY_BULK_RATE: { type: 'integer', minimum: 0, maximum: 999_999_999_999, default: DEFAULTS.bulkRate, description: 'a whole number of bytes a second (0: no cap), at most 12 digits' },
       SERVICE_QUERY_TENANT_CONCURRENCY: { ...upTo99, default: DEFAULTS.tenantConcurrency },
       SERVICE_STATEMENT_TIMEOUT_MAX: milliseconds,
+      SERVICE_QUERY_SCHEMA: {
+        type: 'string', pattern: SCHEMA_NAME, default: DEFAULT_QUERY_SCHEMA,
+        description: 'a schema name of lower-case letters, digits, underscores and $, not starting with a digit or $, 63 characters at most',
+      },
     },
   },
   register(host: PluginHost, settings) {
     const role = settings.SERVICE_DATABASE_READONLY_USER;
     const password = settings.SERVICE_DATABASE_READONLY_PASSWORD;
+    const schema = settings.SERVICE_QUERY_SCHEMA;
+    const reserved = reservedSchema(schema);
+    if (reserved) throw new ConfigError('SERVICE_QUERY_SCHEMA', reserved);
     const views = viewNames(readViewsSql(host.config.generatedDir));
     const embedded = host.storage.kind === 'pglite';
     const ceilingMs = settings.SERVICE_STATEMENT_TIMEOUT_MAX ?? (embedded ? DEFAULTS.embeddedCeilingMs : 0);
@@ -156,7 +183,7 @@ export const manifest: PluginManifest<QuerySettings> = {
       await jobs.close();
       await engine.close();
     });
-    registerRoutes({ host, engine, jobs, figures, views: new Set(views), serverTimeoutMs, ceilingMs, slots });
+    registerRoutes({ host, engine, jobs, figures, views: new Set(views), schema, serverTimeoutMs, ceilingMs, slots });
     registerJobList(host);
   },
 };

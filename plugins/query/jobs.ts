@@ -112,6 +112,8 @@ export interface JobRequest {
   db: string;
   sql: string;
   views: ReadonlySet<string>;
+  /** SERVICE_QUERY_SCHEMA. */
+  schema: string;
   spec: Omit<QuerySpec, 'statement' | 'db'>;
   owner: JobOwner;
 }
@@ -239,7 +241,7 @@ export class JobManager {
       `update ${this.table(db)} set row_count = ?, byte_count = ? where id = ? and status = 'RUNNING'`, [r, b, id],
     ).then(() => undefined));
     try {
-      const statement = await checkStatement(request.sql, request.views);
+      const statement = await checkStatement(request.sql, { views: request.views, schema: request.schema, target: schemaOf(db) });
       const signal = this.active.get(id)?.stop.signal;
       const result = await this.options.engine.run({ ...spec, db, statement }, { signal, onRows: (n) => progress.report(n, 0) });
       const stop = () => result.stream.destroy(new QueryFailure(translate(language, 'jobInstanceStopped')));

@@ -34,6 +34,8 @@ export interface RouteDeps {
   jobs: JobManager;
   figures: QueryFigures;
   views: ReadonlySet<string>;
+  /** SERVICE_QUERY_SCHEMA: the schema a statement may name views with. */
+  schema: string;
   /** SERVICE_STATEMENT_TIMEOUT. */
   serverTimeoutMs: number;
   /** SERVICE_STATEMENT_TIMEOUT_MAX: no run lasts longer, whatever the user, the database or the request says; 0: no ceiling. */
@@ -139,7 +141,7 @@ function statementFailed(ctx: Context, message: string) {
 }
 
 export function registerRoutes(deps: RouteDeps) {
-  const { host, engine, jobs, views } = deps;
+  const { host, engine, jobs, views, schema } = deps;
   const errorLanguage = (ctx: Context) => languageOf(ctx, host.config.language);
 
   /** Everything a run needs from the request; throws the request's 400s and 403. */
@@ -170,7 +172,7 @@ export function registerRoutes(deps: RouteDeps) {
       const { principal, db, sql, spec } = await prepare(ctx);
       if (ctx.req.socket.destroyed) leave();
       try {
-        const statement = await checkStatement(sql, views);
+        const statement = await checkStatement(sql, { views, schema, target: schemaOf(db.name) });
         release = deps.slots.take(db.name, principal.tenant!);
         if (!release) throw createError('TOO_MANY_QUERIES', { limit: deps.slots.limit }, [], { 'Retry-After': '5' });
         // From here on this request is an export: it gives way to requests someone waits for, and holds none back.
@@ -200,7 +202,7 @@ export function registerRoutes(deps: RouteDeps) {
     // Starting a job is not somebody browsing: the job's statement may run with parallel workers (runtime/interactive.ts).
     host.bulk(ctx);
     const id = await jobs.submit({
-      db: db.name, sql, views, spec,
+      db: db.name, sql, views, schema, spec,
       owner: { tenant: principal.tenant!, allTenants: principal.systemAdmin, loginId: principal.loginId },
     });
     ctx.status = 200;

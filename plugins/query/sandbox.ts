@@ -15,7 +15,16 @@
  *
  * libpg-query parses with standard_conforming_strings on, and every run pins
  * that setting in its transaction, so parser and server read strings alike.
+ *
+ * A view may be named with a schema, `<schema>.<view>`, where `<schema>` is
+ * SERVICE_QUERY_SCHEMA (decisions §7.4: reports of the original product run
+ * unchanged). That name is the caller's word for the database's own schema,
+ * not a schema of the server: the checked statement's text has it replaced by
+ * the database's schema (the one its search_path names), and the text is
+ * parsed again and must give the checked tree with just that name changed.
+ * Any other schema, and this one before anything but a view, is refused.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { parse } from 'libpg-query';
 
 /** Longer statements are refused before parsing (bytes of UTF-8). */
@@ -34,6 +43,19 @@ export class StatementRefused extends Error {
     super(`${key} ${JSON.stringify(detail)}`);
   }
 }
+
+/** The names a statement may read. */
+export interface QueryNames {
+  /** The views of the database. */
+  views: ReadonlySet<string>;
+  /** SERVICE_QUERY_SCHEMA: the one schema a view may be named with (`service.scheme_view`). */
+  schema: string;
+  /** The database's own schema, which that schema name stands for when the statement runs. */
+  target: string;
+}
+
+/** SERVICE_QUERY_SCHEMA's default. */
+export const DEFAULT_QUERY_SCHEMA = 'service';
 
 export interface CheckedStatement {
   /** The statement's own text, without a trailing semicolon or what follows it. */
@@ -72,7 +94,7 @@ const ALLOWED_FUNCTIONS = new Set([
   'trim', 'btrim', 'ltrim', 'rtrim', 'concat', 'concat_ws', 'format', 'starts_with', 'ascii', 'chr', 'md5',
   'quote_ident', 'quote_literal', 'quote_nullable', 'to_hex', 'encode', 'decode', 'string_to_array', 'array_to_string',
   'regexp_replace', 'regexp_match', 'regexp_matches', 'regexp_like', 'regexp_count', 'regexp_instr', 'regexp_substr',
-  'regexp_split_to_array', 'regexp_split_to_table', 'unistr', 'normalize', 'casefold',
+  'regexp_split_to_array', 'regexp_split_to_table', 'string_to_table', 'unistr', 'normalize', 'casefold',
   // numbers
   'abs', 'ceil', 'ceiling', 'floor', 'round', 'trunc', 'mod', 'div', 'power', 'pow', 'sqrt', 'cbrt', 'exp', 'ln', 'log',
   'log10', 'sign', 'pi', 'degrees', 'radians', 'sin', 'cos', 'tan', 'asin', 'acos', 'atan', 'atan2', 'width_bucket',
@@ -124,8 +146,8 @@ function statementKind(node: string): string {
   return node.replace(/Stmt$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase();
 }
 
-/** Parses the statement and checks it; throws StatementRefused. `views`: the names a statement may read. */
-export async function checkStatement(sql: string, views: ReadonlySet<string>): Promise<CheckedStatement> {
+/** Parses the statement and checks it; throws StatementRefused. `names`: what a statement may read. */
+export async function checkStatement(sql: string, names: QueryNames): Promise<CheckedStatement> {
   if (!sql.trim()) throw new StatementRefused('statementEmpty');
   const bytes = Buffer.byteLength(sql, 'utf8');
   if (bytes > MAX_STATEMENT_BYTES) throw new StatementRefused('statementTooLong', { limit: MAX_STATEMENT_BYTES });
@@ -145,11 +167,68 @@ export async function checkStatement(sql: string, views: ReadonlySet<string>): P
   if (treeDepth(stmt) > MAX_TREE_DEPTH) throw new StatementRefused('statementTooDeep', { limit: MAX_TREE_DEPTH });
   const kind = Object.keys(stmt)[0];
   if (kind !== 'SelectStmt') throw new StatementRefused('statementNotSelect', { kind: statementKind(kind) });
-  new Checker(views).select(stmt.SelectStmt as Json, new Set());
-  // Locations are byte offsets: cut the statement's own bytes (no trailing `;` or comment after it).
+  const checker = new Checker(names);
+  checker.select(stmt.SelectStmt as Json, new Set());
+  if (checker.qualified.length) return requalified(sql, stmt, names, checker.qualified);
+  return { text: statementText(sql, start, len), tree: withoutLocations(stmt) };
+}
+
+/** Locations are byte offsets: the statement's own bytes (no trailing `;` or comment after it). */
+function statementText(sql: string, start: number, len: number | undefined): string {
   const raw = Buffer.from(sql, 'utf8');
-  const text = raw.subarray(start, len === undefined || len === 0 ? raw.length : start + len).toString('utf8');
-  return { text, tree: withoutLocations(stmt) };
+  return raw.subarray(start, len === undefined || len === 0 ? raw.length : start + len).toString('utf8');
+}
+
+const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/**
+ * End (byte offset) of the identifier that starts at `at`: `"…"` (with `""`
+ * inside), `U&"…"`, or an unquoted name; -1 when none starts there.
+ */
+function identifierEnd(raw: Buffer, at: number): number {
+  let i = at;
+  if ((raw[i] === 0x55 || raw[i] === 0x75) && raw[i + 1] === 0x26 && raw[i + 2] === 0x22) i += 2; // U&"
+  if (raw[i] === 0x22) {
+    for (i += 1; i < raw.length; i++) {
+      if (raw[i] !== 0x22) continue;
+      if (raw[i + 1] === 0x22) i++;
+      else return i + 1;
+    }
+    return -1;
+  }
+  const start = (b: number) => (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || b === 0x5f || b >= 0x80;
+  if (!start(raw[i])) return -1;
+  for (i += 1; i < raw.length && (start(raw[i]) || (raw[i] >= 0x30 && raw[i] <= 0x39) || raw[i] === 0x24); i++);
+  return i;
+}
+
+/**
+ * The statement with every `<SERVICE_QUERY_SCHEMA>.<view>` naming the
+ * database's schema instead. Only the schema's identifier is replaced (a
+ * RangeVar's location is where its first name starts); the result is parsed
+ * again and must be the checked tree with just those schema names changed,
+ * or it is refused (a form of writing the name this does not know, such as
+ * `U&"…" UESCAPE`, is refused rather than guessed at).
+ */
+async function requalified(sql: string, stmt: Json, names: QueryNames, found: Qualified[]): Promise<CheckedStatement> {
+  const refuse = () => new StatementRefused('statementQualified', { name: found[0].name, schema: names.schema });
+  let raw = Buffer.from(sql, 'utf8');
+  const starts = [...new Set(found.map((q) => q.location))];
+  const spans = starts.map((at) => [at, identifierEnd(raw, at)]).sort((a, b) => b[0] - a[0]);
+  if (spans.some(([from, to]) => !(from >= 0) || to < 0)) throw refuse();
+  const replacement = Buffer.from(quoted(names.target), 'utf8');
+  for (const [from, to] of spans) raw = Buffer.concat([raw.subarray(0, from), replacement, raw.subarray(to)]);
+  for (const q of found) q.rename(names.target);
+  const tree = withoutLocations(stmt);
+  const rewritten = raw.toString('utf8');
+  let stmts: { stmt: Json; stmt_location?: number; stmt_len?: number }[];
+  try {
+    stmts = ((await parse(rewritten)) as { stmts?: typeof stmts }).stmts ?? [];
+  } catch {
+    throw refuse();
+  }
+  if (stmts.length !== 1 || !isDeepStrictEqual(withoutLocations(stmts[0].stmt), tree)) throw refuse();
+  return { text: statementText(rewritten, stmts[0].stmt_location ?? 0, stmts[0].stmt_len), tree };
 }
 
 /** Depth of a JSON tree, without recursion (the tree may be deeper than the stack). */
@@ -165,13 +244,32 @@ export function treeDepth(root: unknown): number {
   return max;
 }
 
-/** The tree without source positions, which differ when the same statement is embedded in another. */
+/**
+ * The fields of a parse tree that hold a byte offset (or length) in the
+ * statement's text rather than anything the statement means. They differ
+ * when the same statement is embedded in another (compose.ts), so the trees
+ * are compared without them. `location` is the common one; PostgreSQL 18's
+ * parser (libpg-query 18) also records where a list starts and ends in
+ * `ARRAY[…]` (A_ArrayExpr, ArrayExpr: list_start, list_end) and in an IN list
+ * (A_Expr: rexpr_list_start, rexpr_list_end, for pg_stat_statements), and
+ * where a JSON_TABLE path's name stands (name_location). Left in, those made
+ * every `NOT IN (…)`, `IN (…)` and `ARRAY[…]` (`unnest(array[…])`) "change
+ * when embedded": the embedded copy's offsets are larger by the template's
+ * prefix. The list is every offset field of @pgsql/types 18, the tree's own
+ * declaration (a test reads it); a field added by a later parser makes the
+ * comparison fail closed — refused, never passed.
+ */
+export const POSITION_FIELDS: ReadonlySet<string> = new Set([
+  'location', 'stmt_location', 'stmt_len', 'list_start', 'list_end', 'rexpr_list_start', 'rexpr_list_end', 'name_location',
+]);
+
+/** The tree without source positions (POSITION_FIELDS), which differ when the same statement is embedded in another. */
 export function withoutLocations(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withoutLocations);
   if (!node || typeof node !== 'object') return node;
   const out: Json = {};
   for (const [k, v] of Object.entries(node)) {
-    if (k === 'location' || k === 'stmt_location' || k === 'stmt_len') continue;
+    if (POSITION_FIELDS.has(k)) continue;
     out[k] = withoutLocations(v);
   }
   return out;
@@ -180,9 +278,19 @@ export function withoutLocations(node: unknown): unknown {
 const stringsOf = (list: unknown): string[] =>
   Array.isArray(list) ? list.map((n) => ((n as Json).String as { sval?: string } | undefined)?.sval ?? '') : [];
 
+/** A view (or a view's column) named with SERVICE_QUERY_SCHEMA: where that name starts, and how to change it in the tree. */
+interface Qualified {
+  location: number;
+  name: string;
+  rename(schema: string): void;
+}
+
 /** Walks a statement tree; `scope` holds the names of the WITH queries visible at a point. */
 class Checker {
-  constructor(private readonly views: ReadonlySet<string>) {}
+  /** Every place that names a view with SERVICE_QUERY_SCHEMA. */
+  readonly qualified: Qualified[] = [];
+
+  constructor(private readonly names: QueryNames) {}
 
   select(s: Json, outer: Set<string>) {
     if (s.intoClause) throw new StatementRefused('statementInto');
@@ -238,20 +346,30 @@ class Checker {
       case 'TypeCast':
         this.type(n.typeName as Json);
         break;
-      case 'ColumnRef':
+      case 'ColumnRef': {
+        const fields = stringsOf(n.fields);
         // `row.f` calls f(row) when no column is named f; no view column starts with pg_, every catalog function does.
-        if (stringsOf(n.fields).some((f) => /^pg_/i.test(f))) throw new StatementRefused('statementFunction', { name: stringsOf(n.fields).join('.') });
+        if (fields.some((f) => /^pg_/i.test(f))) throw new StatementRefused('statementFunction', { name: fields.join('.') });
+        // `service.scheme_view.label` (or `.*`): a column of a view named with the schema. Views have no columns of
+        // composite type, so three names starting with the schema and a view mean that (but for a whole row of a
+        // view, aliased like a view inside a subquery aliased like the schema: that one now fails in the database).
+        // Three names starting with any other schema pass as they are: a table not in FROM cannot be read so.
+        if (fields.length === 3 && fields[0] === this.names.schema && this.names.views.has(fields[1])) {
+          const list = n.fields as Json[];
+          this.qualified.push({ location: n.location as number, name: fields.join('.'), rename: (schema) => { list[0] = { String: { sval: schema } }; } });
+        }
         break;
+      }
       case 'A_Expr':
         // `OPERATOR(schema.op)` names an operator of a chosen schema.
-        if (stringsOf(n.name).length > 1) throw new StatementRefused('statementQualified', { name: stringsOf(n.name).join('.') });
+        if (stringsOf(n.name).length > 1) throw new StatementRefused('statementQualified', { name: stringsOf(n.name).join('.'), schema: this.names.schema });
         break;
       case 'SQLValueFunction':
         // The service's own database login and database are none of the statement's business.
         if (HIDDEN_VALUE_FUNCTIONS[n.op as string]) throw new StatementRefused('statementConstruct', { construct: HIDDEN_VALUE_FUNCTIONS[n.op as string] });
         break;
       case 'CollateClause':
-        if (stringsOf(n.collname).length > 1) throw new StatementRefused('statementQualified', { name: stringsOf(n.collname).join('.') });
+        if (stringsOf(n.collname).length > 1) throw new StatementRefused('statementQualified', { name: stringsOf(n.collname).join('.'), schema: this.names.schema });
         break;
     }
     this.visit(n, scope);
@@ -260,16 +378,22 @@ class Checker {
   private relation(n: Json, scope: Set<string>) {
     const name = String(n.relname);
     if (n.schemaname !== undefined || n.catalogname !== undefined) {
-      throw new StatementRefused('statementQualified', { name: [n.catalogname, n.schemaname, name].filter((x) => x !== undefined).join('.') });
+      // `<schema>.<view>`: a view and nothing else (a qualified name never names a WITH query). The schema name is
+      // compared as the parser left it: unquoted names are lower-cased, so `SERVICE.x` passes and `"Service".x` does not.
+      if (n.catalogname === undefined && n.schemaname === this.names.schema && this.names.views.has(name)) {
+        this.qualified.push({ location: n.location as number, name: `${n.schemaname}.${name}`, rename: (schema) => { n.schemaname = schema; } });
+        return;
+      }
+      throw new StatementRefused('statementQualified', { name: [n.catalogname, n.schemaname, name].filter((x) => x !== undefined).join('.'), schema: this.names.schema });
     }
-    if (!scope.has(name) && !this.views.has(name)) throw new StatementRefused('statementRelation', { name });
+    if (!scope.has(name) && !this.names.views.has(name)) throw new StatementRefused('statementRelation', { name });
   }
 
   private func(n: Json) {
     const names = stringsOf(n.funcname);
     const name = names[names.length - 1];
     const sqlSyntax = names.length === 2 && names[0] === 'pg_catalog' && n.funcformat === 'COERCE_SQL_SYNTAX';
-    if (names.length > 1 && !sqlSyntax) throw new StatementRefused('statementQualified', { name: names.join('.') });
+    if (names.length > 1 && !sqlSyntax) throw new StatementRefused('statementQualified', { name: names.join('.'), schema: this.names.schema });
     if (sqlSyntax ? !SQL_SYNTAX_FUNCTIONS.has(name) : !ALLOWED_FUNCTIONS.has(name)) throw new StatementRefused('statementFunction', { name });
   }
 
@@ -277,7 +401,7 @@ class Checker {
     const names = stringsOf(t?.names);
     const name = names[names.length - 1];
     const qualifiedOk = names.length === 1 || (names.length === 2 && names[0] === 'pg_catalog');
-    if (!qualifiedOk) throw new StatementRefused('statementQualified', { name: names.join('.') });
+    if (!qualifiedOk) throw new StatementRefused('statementQualified', { name: names.join('.'), schema: this.names.schema });
     if (!ALLOWED_TYPES.has(name)) throw new StatementRefused('statementType', { name });
     // Type modifiers (varchar(10), numeric(10,2)) are constants; nothing else is looked at.
     this.visit(t?.typmods, new Set());

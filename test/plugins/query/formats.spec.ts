@@ -6,6 +6,7 @@ import { queryEngineOf } from '../../../plugins/query/index.ts';
 import { xmlName, csvLine, uniqueNames, validXml, validXmlBytes, TEXT_ROW_QUOTE } from '../../../plugins/query/formats.ts';
 import { CopyFrames, CopyOut } from '../../../plugins/query/copy-out.ts';
 import { checkStatement } from '../../../plugins/query/sandbox.ts';
+import { schemaOf } from '../../../runtime/storage/migrations.ts';
 import { queryFixture, runQuery, type QueryFixture } from './fixtures.ts';
 
 /** One row of every kind of value the formats treat apart. */
@@ -73,7 +74,7 @@ describe('Query interface: result formats', () => {
           `select * from (select n, string_agg(label, ',') over (order by n rows between 60000 preceding and current row) as text from (${rowsOf(60010)}) r) w
              where n % 20000 = 0 or n > 60000`,
           `select n, case when n % 997 = 0 then label || chr(1) else label end as label from (${rowsOf(100_000)}) r`]) {
-          const statement = await checkStatement(sql, views);
+          const statement = await checkStatement(sql, { views, schema: 'service', target: schemaOf(f.db) });
           const spec = { db: f.db, statement, format, tenant: null, version: null, language: 'en' as const, timeoutMs: 0 };
           const read = async (via: 'copy' | 'cursor') => {
             const chunks: Buffer[] = [];
