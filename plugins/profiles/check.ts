@@ -58,6 +58,8 @@ export class CustomPropertiesChecker {
   private readonly sent = new WeakSet<object>();
   /** Technical keys known to exist, per write transaction. */
   private readonly existing = new WeakMap<ObjectStore, { known: Set<string>; prefetched: boolean }>();
+  /** Values of `ID` custom properties written so far, per write transaction (a retried one starts afresh): by scope, name and value, the object's state. */
+  private readonly ids = new WeakMap<ObjectStore, Map<string, object>>();
 
   constructor(private readonly cache: AnnotationCache, private readonly log: { warn(o: object, m: string): void }) {}
 
@@ -127,11 +129,43 @@ export class CustomPropertiesChecker {
         if (gone) violations.push({ path: `customProperties.${r.name}`, key: 'customPropertyReferenceNotFound', params: { value: gone } });
       }
     }
+    if (!violations.length) violations.push(...await this.takenIds(store, tenant, declared, normalized, state, existing));
     if (violations.length) return violations;
     if (Object.keys(normalized).length) state.customProperties = normalized;
     else delete state.customProperties;
     return [];
   };
+
+  /**
+   * Values of `ID` custom properties that another object of the type holds:
+   * one stored (other than this one), or one written before in the same
+   * request. Checked when the value is new to the object, so that an object
+   * holding a value that clashes (it was declared an ID later) can still be
+   * written without changing it.
+   */
+  private async takenIds(store: ObjectStore, tenant: string, declared: Map<string, CustomPropertyRule>, values: Values, state: Values, existing: StoredObject | null): Promise<Violation[]> {
+    const violations: Violation[] = [];
+    let written = this.ids.get(store);
+    if (!written) {
+      written = new Map();
+      this.ids.set(store, written);
+    }
+    for (const rule of declared.values()) {
+      const value = values[rule.name];
+      if (rule.baseType !== 'ID' || typeof value !== 'string') continue;
+      const key = JSON.stringify([rule.scope, rule.name, value]);
+      const earlier = written.get(key);
+      if (earlier && earlier !== state) {
+        violations.push({ path: `customProperties.${rule.name}`, key: 'customPropertyIdTaken', params: { value } });
+        continue;
+      }
+      written.set(key, state);
+      if (existing?.custom[rule.name] === value) continue;
+      const holder = await store.customValueHolder(tenant, rule.scope, rule.name, value, existing?.id ?? null);
+      if (holder !== null) violations.push({ path: `customProperties.${rule.name}`, key: 'customPropertyIdTaken', params: { value } });
+    }
+    return violations;
+  }
 
   /** Keys that name no object of the tenant (nor one the same write creates); one lookup per transaction for the whole payload. */
   private async missing(store: ObjectStore, tenant: string, keys: string[], request: WriteRequest | undefined): Promise<Set<string>> {

@@ -220,6 +220,22 @@ export class ObjectStore {
   }
 
 
+  /**
+   * The technical key of an object of some types in a tenant, other than
+   * `except`, whose custom property `name` holds the text `value` (custom
+   * properties of base type ID are unique within their type), or null.
+   * Writers of the same value wait for each other first, so that two
+   * transactions cannot both find it free.
+   */
+  async customValueHolder(tenant: string, types: string[], name: string, value: string, except: string | null): Promise<string | null> {
+    await this.q.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [JSON.stringify(['customValue', this.db, tenant, name, value])]);
+    const r = await this.q.raw(
+      `select id from ${this.s}.objects where tenant = ?::uuid and type = any(?) and custom->>? = ? and id is distinct from ?::uuid limit 1`,
+      [tenant, types, name, value, except],
+    );
+    return r.rows[0]?.id ?? null;
+  }
+
   /** Objects of some types in a tenant, found by label (top-level lists of all objects). */
   async byTypeAndLabel(tenant: string, types: string[], label: string): Promise<StoredObject[]> {
     const r = await this.q.raw(
