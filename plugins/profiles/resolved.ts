@@ -277,6 +277,7 @@ function resolveType(model: Metamodel, t: TypeDef, layers: Layer[], extendsOf: E
       declaredBy: l.declaredBy,
       ...labelled(d, l.name, l.description, language),
       ...presentation(d),
+      ...field(d),
       readOnly: l.inverseOf !== undefined || d.readOnly === true,
       annotations: unknownKeys(d, KNOWN.property),
     };

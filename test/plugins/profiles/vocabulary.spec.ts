@@ -5,6 +5,8 @@
  * interface (omitted and ID/ENUM base types, `extends`, literal-specific
  * properties); the metamodel call shows the new keys in their defined shape.
  */
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'chai';
 import { createDatabase, startService, type TestService } from '../../helpers/service.ts';
 import { createTenant } from '../../auth/fixtures.ts';
@@ -208,6 +210,14 @@ describe('profiles: annotation files in the original product\'s vocabulary', () 
     });
 
     const property = (type: Json, name: string) => type.properties.find((p: Json) => p.name === name);
+
+    it('answers in the shape the OpenAPI document declares (no key beyond it)', () => {
+      const document = JSON.parse(readFileSync(new URL('../../../generated/openapi.gen.json', import.meta.url), 'utf8'));
+      const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
+      ajv.addSchema({ ...document, $id: 'openapi' });
+      const validate = ajv.getSchema('openapi#/components/schemas/ResolvedMetamodel')!;
+      for (const body of [utility, office]) expect(validate(body), JSON.stringify(validate.errors?.slice(0, 5))).to.equal(true);
+    });
 
     it('type level: plural labels, gender, icon, order, extends; unknown keys under annotations', () => {
       const classifier = utility.types.Classifier;
