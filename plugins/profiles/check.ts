@@ -1,6 +1,7 @@
 /**
  * The check of `customProperties` on every REST write, against the tenant's
- * annotations (decisions §6).
+ * annotations (decisions §6, §7.5). A value of base type ID must be free
+ * among the objects of its type in the tenant (`takenIds`).
  *
  * What is checked, and when:
  * - A write that states the object's custom properties is checked whole:

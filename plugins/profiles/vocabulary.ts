@@ -72,13 +72,23 @@ export function distance(a: string, b: string, limit = Infinity): number {
   return previous[b.length];
 }
 
+/** Type names are short: a key compared beyond this many characters is no nearer to any. */
+const COMPARED_LENGTH = 40;
+
+/**
+ * Refusals that name the nearest type: a file is refused at its first 50
+ * problems anyway, and a file of tens of thousands of such keys must not cost
+ * a comparison with every type for each.
+ */
+const SUGGESTED = 100;
+
 /** The type name nearest to a key (letter case ignored); ties go to the first in alphabetical order. */
 export function nearestType(key: string, names: string[]): string {
-  const lower = key.toLowerCase();
+  const lower = key.slice(0, COMPARED_LENGTH).toLowerCase();
   let nearest = names[0];
   let best = Infinity;
   for (const name of [...names].sort()) {
-    const d = distance(lower, name.toLowerCase());
+    const d = distance(lower, name.toLowerCase(), best);
     if (d < best) {
       best = d;
       nearest = name;
@@ -105,7 +115,7 @@ export function classify(document: Record<string, unknown>, model: Metamodel): T
     } else {
       const typo = names.find((n) => distance(key, n, 1) === 1);
       if (typo) found.refused.push({ key, reason: 'profileTypeTypo', suggestion: typo });
-      else if (holdsTypeKeys(value)) found.refused.push({ key, reason: 'profileUnknownType', suggestion: nearestType(key, names) });
+      else if (holdsTypeKeys(value)) found.refused.push({ key, reason: 'profileUnknownType', suggestion: found.refused.length < SUGGESTED ? nearestType(key, names) : '' });
       else found.settings.push(key);
     }
   }

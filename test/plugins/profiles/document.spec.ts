@@ -220,6 +220,16 @@ describe('profiles: reading annotation and profile files', () => {
       expect(only('annotations', 'theme: &t\n  b: {c: *t}\n')).to.deep.include({ key: 'profileAliasesExpand' });
     });
 
+    it('thousands of settings that hold properties (a file of 1 MB), without comparing each with every type', () => {
+      const keys = Array.from({ length: 5000 }, (_, i) => `${'Unbekannt'.repeat(20)}${i}: { properties: {} }`).join('\n');
+      const started = Date.now();
+      const violations = refused('annotations', `${keys}\n`);
+      expect(Date.now() - started).to.be.below(3000);
+      expect(violations).to.have.length(51);
+      expect(violations[0]).to.deep.include({ key: 'profileUnknownType' });
+      expect(violations[50]).to.deep.include({ key: 'profileTooManyProblems', params: { count: 4950 } });
+    });
+
     it('many problems at once, sorted by position and summarized past fifty', () => {
       const types = Array.from({ length: 60 }, (_, i) => `Typ${String(i).padStart(2, '0')}: { properties: {} }`).join('\n');
       const violations = refused('annotations', `${types}\n`);

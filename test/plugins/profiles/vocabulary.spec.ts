@@ -11,6 +11,10 @@ import { expect } from 'chai';
 import { createDatabase, startService, type TestService } from '../../helpers/service.ts';
 import { createTenant } from '../../auth/fixtures.ts';
 import { download, edited, fixture, lineOf, upload } from './fixtures.ts';
+import { metamodel } from '../../../generated/metamodel.gen.ts';
+import { readProfile } from '../../../plugins/profiles/document.ts';
+import { CompiledAnnotations, STEREOTYPE_PROPERTY } from '../../../plugins/profiles/rules.ts';
+import { KNOWN_LATER_TYPES } from '../../../plugins/profiles/vocabulary.ts';
 
 type Json = Record<string, any>;
 
@@ -265,5 +269,37 @@ describe('profiles: annotation files in the original product\'s vocabulary', () 
       expect(office.types.Collection).to.deep.include({ extends: 'Scheme', label: 'Erhebung' });
       expect(property(office.types.Collection, 'modellnummer')).to.deep.include({ baseType: 'ID', declaredBy: 'Scheme' });
     });
+  });
+});
+
+describe('profiles: the rules compiled from annotations in the original product\'s vocabulary', () => {
+  function compiled(file: string): CompiledAnnotations {
+    const r = readProfile('annotations', fixture(file), metamodel);
+    if (!r.ok) throw new Error(JSON.stringify(r.violations));
+    return new CompiledAnnotations(r.document, metamodel);
+  }
+
+  it('an omitted base type is STRING; an ID is unique within the declaring type, or within the extending one', () => {
+    const rules = compiled(UTILITY);
+    expect(rules.rulesOf('Classifier').always.get('kurzbeschreibung')).to.include({ baseType: 'STRING', many: false });
+    expect(rules.rulesOf('Classifier').always.get('fachbegriffe')).to.include({ baseType: 'STRING', many: true });
+    expect(rules.rulesOf('Classifier').always.get('objektkennung')!.scope).to.deep.equal(['Classifier']);
+    expect(rules.rulesOf('Enumeration').always.get('objektkennung')!.scope).to.deep.equal(['Enumeration']);
+    // Declared at Asset: unique among all its concrete types.
+    expect(rules.rulesOf('Scheme').always.get('quellsystem')!.scope).to.include.members(['Scheme', 'Classifier', 'Processing']);
+    expect(rules.rulesOf('Enumeration').always.get('externeQuelle')!.literals).to.deep.equal(new Set(['BDEW', 'EDI@Energy', 'DVGW', 'intern']));
+  });
+
+  it('a stereotype\'s custom properties apply while the object\'s stereotype is that one (once the metamodel has the property)', () => {
+    const byStereotype = compiled(UTILITY).rulesOf('Classifier').byProperty.get(STEREOTYPE_PROPERTY)!;
+    expect([...byStereotype.keys()]).to.have.members(['Entität', 'Wertobjekt', 'Ereignis']);
+    expect(byStereotype.get('Entität')!.map((r) => [r.name, r.baseType])).to.have.deep.members([['schlüsselattribut', 'STRING'], ['aggregatwurzel', 'BOOLEAN']]);
+    expect(metamodel.types.Classifier.properties.some((p) => p.name === STEREOTYPE_PROPERTY), 'the metamodel has stereotype now: test the REST effect').to.equal(false);
+  });
+
+  it('applies nothing of the types known later, and lists each only while the metamodel lacks it', () => {
+    const rules = compiled(OFFICE);
+    expect(rules.rulesOf('Dataset').always.size).to.equal(0);
+    for (const name of KNOWN_LATER_TYPES) expect(Object.hasOwn(metamodel.types, name), `${name} is in the metamodel now: remove it from KNOWN_LATER_TYPES`).to.equal(false);
   });
 });
