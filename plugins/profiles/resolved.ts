@@ -312,7 +312,7 @@ function resolveType(model: Metamodel, t: TypeDef, layers: Layer[], extendsOf: E
     ...(plural !== undefined ? { pluralLabel: language === 'de' ? plural : pluralEn, pluralLabels: { de: plural, en: pluralEn } } : {}),
     ...(text(own.gender) !== undefined ? { gender: own.gender } : {}),
     ...iconOf(own),
-    ...(text(own.extends) !== undefined && model.types[own.extends as string] ? { extends: own.extends } : {}),
+    ...(text(own.extends) !== undefined && Object.hasOwn(model.types, own.extends as string) ? { extends: own.extends } : {}),
     ...(typeof own.order === 'number' ? { order: own.order } : {}),
     hidden: own.hidden === true,
     groups: byOrder(groups),

@@ -134,7 +134,7 @@ export function extendsIn(...documents: Record<string, unknown>[]): ExtendsOf {
   return (type) => {
     let found: string | undefined;
     for (const d of documents) {
-      const entry = d[type];
+      const entry = Object.hasOwn(d, type) ? d[type] : undefined;
       if (entry && typeof entry === 'object' && typeof (entry as Record<string, unknown>).extends === 'string') found = (entry as Record<string, string>).extends;
     }
     return found;
@@ -152,8 +152,8 @@ export function annotationChain(model: Metamodel, type: string, extendsOf: Exten
   const chain: string[] = [];
   const visiting = new Set<string>();
   const walk = (name: string) => {
+    if (!Object.hasOwn(model.types, name) || visiting.has(name)) return;
     const t = model.types[name];
-    if (!t || visiting.has(name)) return;
     visiting.add(name);
     if (t.supertype) walk(t.supertype);
     const extended = extendsOf(name);
@@ -167,7 +167,7 @@ export function annotationChain(model: Metamodel, type: string, extendsOf: Exten
 /** The types a type's own entry takes its type-level keys from: what it extends (transitively), then itself. */
 export function extendsChain(model: Metamodel, type: string, extendsOf: ExtendsOf): string[] {
   const chain = [type];
-  for (let e = extendsOf(type); e !== undefined && model.types[e] && !chain.includes(e); e = extendsOf(e)) chain.unshift(e);
+  for (let e = extendsOf(type); e !== undefined && Object.hasOwn(model.types, e) && !chain.includes(e); e = extendsOf(e)) chain.unshift(e);
   return chain;
 }
 
@@ -178,7 +178,7 @@ export function reaches(model: Metamodel, from: string, target: string, extendsO
   while (pending.length) {
     const name = pending.pop()!;
     if (name === target) return true;
-    if (seen.has(name) || !model.types[name]) continue;
+    if (seen.has(name) || !Object.hasOwn(model.types, name)) continue;
     seen.add(name);
     const t = model.types[name];
     if (t.supertype) pending.push(t.supertype);

@@ -221,19 +221,24 @@ export class ObjectStore {
 
 
   /**
-   * The technical key of an object of some types in a tenant, other than
-   * `except`, whose custom property `name` holds the text `value` (custom
-   * properties of base type ID are unique within their type), or null.
-   * Writers of the same value wait for each other first, so that two
-   * transactions cannot both find it free.
+   * Which objects of some types in a tenant hold each of some texts in their
+   * custom property `name` (custom properties of base type ID are unique
+   * within their type): value → technical keys. Writers of the same value
+   * wait for each other first (one lock per value, taken in sorted order),
+   * so that two transactions cannot both find a value free.
    */
-  async customValueHolder(tenant: string, types: string[], name: string, value: string, except: string | null): Promise<string | null> {
-    await this.q.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [JSON.stringify(['customValue', this.db, tenant, name, value])]);
+  async customValueHolders(tenant: string, types: string[], name: string, values: string[]): Promise<Map<string, string[]>> {
+    const holders = new Map<string, string[]>();
+    if (!values.length) return holders;
+    const sorted = [...new Set(values)].sort();
+    const keys = sorted.map((v) => JSON.stringify(['customValue', this.db, tenant, name, v]));
+    await this.q.raw('select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(?::text[]) as k', [keys]);
     const r = await this.q.raw(
-      `select id from ${this.s}.objects where tenant = ?::uuid and type = any(?) and custom->>? = ? and id is distinct from ?::uuid limit 1`,
-      [tenant, types, name, value, except],
+      `select id, custom->>? as value from ${this.s}.objects where tenant = ?::uuid and type = any(?) and custom->>? = any(?::text[])`,
+      [name, tenant, types, name, sorted],
     );
-    return r.rows[0]?.id ?? null;
+    for (const row of r.rows as { id: string; value: string }[]) holders.set(row.value, [...(holders.get(row.value) ?? []), row.id]);
+    return holders;
   }
 
   /** Objects of some types in a tenant, found by label (top-level lists of all objects). */

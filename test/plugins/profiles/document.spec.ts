@@ -9,6 +9,8 @@ import { metamodel } from '../../../generated/metamodel.gen.ts';
 import { readProfile, type ReadResult } from '../../../plugins/profiles/document.ts';
 import type { ProfileKind } from '../../../plugins/profiles/schema.ts';
 import { TENANT_PROFILES } from '../../../plugins/profiles/catalog.ts';
+import { CompiledAnnotations } from '../../../plugins/profiles/rules.ts';
+import { resolveMetamodelFor } from '../../../plugins/profiles/resolved.ts';
 import type { Violation } from '../../../runtime/errors.ts';
 import { registerMessages, translate, type Language } from '../../../runtime/messages.ts';
 import { PROFILE_MESSAGES } from '../../../plugins/profiles/messages.ts';
@@ -426,6 +428,20 @@ describe('profiles: reading annotation and profile files', () => {
       // Cycles through two entries.
       const cycle = refused('annotations', 'Collection:\n  extends: Classifier\nClassifier:\n  extends: Collection\n');
       expect(cycle.map((c) => [c.key, c.params!.line])).to.deep.equal([['profileExtendsCycle', 2], ['profileExtendsCycle', 4]]);
+    });
+
+    it('names of the object prototype are no types, settings that hold properties are refused, extends to them too', () => {
+      expect(only('annotations', 'Classifier:\n  extends: constructor\n')).to.deep.include({ key: 'profileUnknownExtends' });
+      expect(only('annotations', 'Classifier:\n  extends: __proto__\n')).to.deep.include({ key: 'profileUnknownExtends' });
+      expect(only('annotations', '__proto__:\n  properties: {}\n')).to.deep.include({ key: 'profileUnknownType', path: '__proto__' });
+      const document = accepted('constructor: { a: 1 }\ntoString: x\nhasOwnProperty: [1]\nDataset: { extends: constructor }\nClassifier:\n  extends: Dataset\n  stereotypes:\n    __proto__: { icon: x }\n    constructor: { customProperties: { a: {} } }\n');
+      const rules = new CompiledAnnotations(document, metamodel);
+      expect([...rules.rulesOf('Classifier').byProperty.get('stereotype')!.keys()]).to.deep.equal(['constructor']);
+      expect(rules.rulesOf('constructor').always.size).to.equal(0);
+      const resolved = resolveMetamodelFor(metamodel, [{ kind: 'annotations', document }], {}, 'de') as Record<string, any>;
+      expect(resolved.types.Classifier.stereotypes.map((st: { name: string }) => st.name)).to.have.members(['__proto__', 'constructor']);
+      expect(resolved.types.Classifier.extends).to.equal(undefined);
+      expect(Object.keys(resolved.settings)).to.deep.equal(['constructor', 'toString', 'hasOwnProperty']);
     });
 
     it('a profile places custom properties (width, placeholder) but still declares nothing', () => {

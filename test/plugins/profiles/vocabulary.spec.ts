@@ -139,6 +139,19 @@ describe('profiles: annotation files in the original product\'s vocabulary', () 
       ]);
       expect(refusal(r).map((x) => x.path)).to.deep.equal(['1.customProperties.objektkennung']);
       expect((await send(tenant, 'GET', '/schemes/Liste/classifiers')).body.total ?? 0).to.equal(0);
+      // A list write of many looks its IDs up at once.
+      const items = Array.from({ length: 300 }, (_, i) => ({ _type: 'Classifier', label: `Objekt ${i}`, customProperties: { objektkennung: `GO-${1000 + i}` } }));
+      const queries: string[] = [];
+      const listen = (q: { sql: string }) => queries.push(q.sql);
+      t.service.storage.knex.on('query', listen);
+      try {
+        expect((await send(tenant, 'PUT', '/schemes/Liste/classifiers', items)).status).to.equal(200);
+      } finally {
+        t.service.storage.knex.off('query', listen);
+      }
+      expect(queries.filter((q) => q.includes('custom->>')), 'lookups of ID values').to.have.length(1);
+      items[299].customProperties.objektkennung = 'GO-0001';
+      expect(refusal(await send(tenant, 'PUT', '/schemes/Liste/classifiers', items)).map((x) => x.path)).to.deep.equal(['299.customProperties.objektkennung']);
       // Unique within the tenant: another tenant's objects do not count.
       expect((await upload(t, db, 'annotations', fixture(UTILITY), { tenant: 'Landesamt', filename: 'leihweise.yaml' })).status).to.equal(200);
       created(await send('Landesamt', 'POST', '/schemes', { _type: 'Scheme', label: 'Leihweise', customProperties: { modellkürzel: 'NB-STROM' } }));
