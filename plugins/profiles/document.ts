@@ -242,6 +242,10 @@ function shapeViolation(error: ErrorObject, path: string[], at: Locator): Violat
   const dotted = (p: string[]) => p.join('.');
   switch (error.keyword) {
     case 'false schema':
+      // Custom properties under a literal of a stereotype's property: they would apply under two conditions at once.
+      if (path.includes('stereotypes') && path[path.length - 1] === 'customProperties' && path[path.length - 3] === 'literals') {
+        return { path: dotted(path), key: 'profileStereotypeLiteralCustom', params: at(path, 'key') };
+      }
       // A key a profile may not use: it declares, which only the annotations do (schema.ts DECLARING_KEYS).
       return { path: dotted(path), key: 'profileDeclaresCustom', params: { ...at(path, 'key'), value: path[path.length - 1] } };
     case 'enum': {

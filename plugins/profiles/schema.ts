@@ -83,10 +83,14 @@ function schemaOf(kind: ProfileKind): object {
       },
     }
     : { type: ['object', 'null'], properties: { ...presentation, ...field, ...Object.fromEntries(DECLARING_KEYS.map((k) => [k, false])) } };
-  const members = {
-    properties: { type: ['object', 'null'], additionalProperties: { $ref: '#/$defs/property' } },
+  const members = (property: string) => ({
+    properties: { type: ['object', 'null'], additionalProperties: { $ref: `#/$defs/${property}` } },
     customProperties: { $ref: '#/$defs/customProperties' },
-  };
+  });
+  const property = (literals: string) => ({
+    type: ['object', 'null'],
+    properties: { ...presentation, ...field, mandatory: flag, literals: { $ref: `#/$defs/${literals}` } },
+  });
   return {
     $ref: '#/$defs/type',
     $defs: {
@@ -103,19 +107,19 @@ function schemaOf(kind: ProfileKind): object {
           hidden: flag,
           groups: namedSet({ type: ['object', 'null'], properties: { ...labels, order: number, hidden: flag, icon: text } }),
           stereotypes: namedSet({ $ref: '#/$defs/stereotype' }),
-          ...members,
+          ...members('property'),
         },
       },
       stereotype: {
         type: ['object', 'null'],
-        properties: { ...labels, icon: text, order: number, hidden: flag, ...members },
+        properties: { ...labels, icon: text, order: number, hidden: flag, ...members('stereotypeProperty') },
       },
-      property: {
-        type: ['object', 'null'],
-        properties: { ...presentation, ...field, mandatory: flag, literals: { $ref: '#/$defs/literals' } },
-      },
+      property: property('literals'),
+      // Under a stereotype, literals only label: what applies under a literal is declared at the type.
+      stereotypeProperty: property('stereotypeLiterals'),
       customProperties: { type: ['object', 'null'], additionalProperties: customProperty },
       literals: namedSet(literal),
+      stereotypeLiterals: namedSet({ ...literal, properties: { ...literal.properties, customProperties: false } }),
     },
   };
 }

@@ -402,6 +402,7 @@ describe('profiles: reading annotation and profile files', () => {
         ['baseType', 'Group:\n  customProperties:\n    kennung: { baseType: UUID }\n', 'profileUnknownBaseType', { line: 3, column: 26, value: 'UUID' }],
         ['ID with cardinality MANY', 'Group:\n  customProperties:\n    kennung: { baseType: ID, cardinality: MANY }\n', 'profileIdNotMany', { line: 3, column: 43, value: 'kennung' }],
         ['ID with literals', 'Group:\n  customProperties:\n    kennung: { baseType: ID, literals: [a] }\n', 'profileLiteralsNotPossible', { line: 3, column: 30, dataType: 'ID' }],
+        ['stereotype property literal declaring', 'Classifier:\n  stereotypes:\n    entität:\n      properties:\n        status:\n          literals:\n            FINAL:\n              label: Fertig\n              customProperties: { x: {} }\n', 'profileStereotypeLiteralCustom', { line: 9, column: 15 }],
         ['ENUM without literals', 'Group:\n  customProperties:\n    farbe: { baseType: ENUM }\n', 'profileEnumWithoutLiterals', { line: 3, column: 5, value: 'farbe' }],
       ];
       for (const [what, source, key, params] of cases) {
