@@ -10,7 +10,7 @@
  */
 import type { Metamodel, PropertyDef, TypeDef, Violation } from '../../runtime/host.ts';
 import type { Locator } from './document.ts';
-import { baseTypeOf, WIDTH, type ProfileKind } from './schema.ts';
+import { baseTypeOf, WIDTH, type BaseType, type ProfileKind } from './schema.ts';
 import { checkScalar, entriesOf, LITERAL_BASE_TYPES, literalText } from './values.ts';
 import { annotationChain, extendsIn, laterTypes, nearestType, reaches, type ExtendsOf, type TopLevel } from './vocabulary.ts';
 
@@ -152,8 +152,9 @@ class Checker {
       }
     }
     // A stereotype's custom properties apply while the object has that stereotype: alternatives, as under literals.
+    // A profile's only place custom properties declared elsewhere, so they may name one the type always has.
     for (const s of stereotypes) {
-      this.checkCustomProperties(type, groups, s.definition?.customProperties, [...base, 'stereotypes', s.segment, 'customProperties'], declared, always, true);
+      this.checkCustomProperties(type, groups, s.definition?.customProperties, [...base, 'stereotypes', s.segment, 'customProperties'], declared, always, this.kind === 'annotations');
     }
   }
 
@@ -216,7 +217,7 @@ class Checker {
   }
 
   /** A custom property's default is one of its values: of its base type, and one of its literals where it has some. */
-  private checkCustomDefault(definition: Definition, baseType: ReturnType<typeof baseTypeOf>, at: Path) {
+  private checkCustomDefault(definition: Definition, baseType: BaseType, at: Path) {
     const value = definition.default;
     const checked = checkScalar(baseType, value);
     const literals = definition.literals === undefined ? null : entriesOf(definition.literals).map((l) => literalText(baseType, l.name));

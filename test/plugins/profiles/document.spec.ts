@@ -446,7 +446,7 @@ describe('profiles: reading annotation and profile files', () => {
     });
 
     it('a profile places custom properties (width, placeholder) but still declares nothing', () => {
-      accepted('Classifier:\n  customProperties:\n    kennung: { width: 120, placeholder: K-0000, order: 1 }\n  stereotypes:\n    entität: { icon: fa-db }\n', 'profile');
+      accepted('Classifier:\n  customProperties:\n    kennung: { width: 120, placeholder: K-0000, order: 1 }\n  stereotypes:\n    entität: { icon: fa-db, customProperties: { kennung: { width: 200 } } }\n', 'profile');
       const v = only('profile', 'Classifier:\n  stereotypes:\n    entität:\n      customProperties:\n        x: { baseType: ID }\n');
       expect(v).to.deep.include({ key: 'profileDeclaresCustom' });
       expect(v.params).to.include({ line: 5, column: 14, value: 'baseType' });
