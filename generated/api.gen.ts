@@ -5782,6 +5782,8 @@ export interface components {
                 en?: string;
             };
             hidden: boolean;
+            /** @description The annotations' `icon`: a name the user interface knows (e.g. `fa-cube`), handed on as written. */
+            icon?: string;
             /** @description Label of the group in the language of the answer: the annotations' (tenant over standard), else its name. */
             label: string;
             /** @description The label in both languages. */
@@ -5825,7 +5827,11 @@ export interface components {
             name: string;
             /** @description Position; things without come last, in their own order. */
             order?: number;
+            /** @description Text shown in the empty field. */
+            placeholder?: string;
             readOnly: boolean;
+            /** @description Width of the field: pixels, or a CSS length (`200px`, `40%`, `12em`). */
+            width?: number | string;
         };
         ResolvedLiteral: {
             /** @description Keys of the annotations that the service keeps but does not interpret, handed on as they are. */
@@ -5839,7 +5845,11 @@ export interface components {
                 de?: string;
                 en?: string;
             };
+            /** @description A heading the value is listed under in a selection (free text, not a group of fields). */
+            group?: string;
             hidden: boolean;
+            /** @description The annotations' `icon`: a name the user interface knows (e.g. `fa-cube`), handed on as written. */
+            icon?: string;
             /** @description Label of the value in the language of the answer: the annotations' (tenant over standard), else its name. */
             label: string;
             /** @description The label in both languages. */
@@ -5871,14 +5881,18 @@ export interface components {
             annotations: {
                 [key: string]: unknown;
             };
-            /** @enum {string} */
-            baseType?: "STRING" | "TEXT" | "INTEGER" | "DECIMAL" | "BOOLEAN" | "DATE" | "DATETIME" | "REFERENCE";
+            /**
+             * @description STRING where the annotations name none; ID: text unique among the objects of the declaring type in the tenant; ENUM: one of `literals`.
+             * @enum {string}
+             */
+            baseType?: "STRING" | "TEXT" | "INTEGER" | "DECIMAL" | "BOOLEAN" | "DATE" | "DATETIME" | "REFERENCE" | "ID" | "ENUM";
             custom: boolean;
             /** @enum {string} */
             dataType?: "STRING" | "TEXT" | "INTEGER" | "DECIMAL" | "BOOLEAN" | "UUID" | "DATETIME" | "ENUMERATION" | "REFERENCE";
             /** @description The type that declares it. */
             declaredBy: string;
-            default?: string;
+            /** @description The value a form starts with: the annotations' `default`, else the metamodel's. */
+            default?: string | number | boolean;
             /** @description Tooltip in the language of the answer: the annotations' `title`, else the metamodel's description. */
             description?: string;
             /** @description The description in both languages, where there is one. */
@@ -5911,6 +5925,8 @@ export interface components {
             order?: number;
             /** @description Whether it names the object this one belongs to. */
             owner?: boolean;
+            /** @description Text shown in the empty field. */
+            placeholder?: string;
             /** @description The referenced type of a REFERENCE, the enumeration of an ENUMERATION. */
             range?: string;
             /** @description Read-only in the metamodel, or shown so by the annotations. */
@@ -5922,8 +5938,66 @@ export interface components {
                 literal: string;
                 property: string;
             };
+            /** @description Width of the field: pixels, or a CSS length (`200px`, `40%`, `12em`). */
+            width?: number | string;
             /** @description Written but never read back (a password). */
             writeOnly: boolean;
+        };
+        ResolvedStereotype: {
+            /** @description Keys of the annotations that the service keeps but does not interpret, handed on as they are. */
+            annotations: {
+                [key: string]: unknown;
+            };
+            /** @description Tooltip in the language of the answer: the annotations' `title`, else the metamodel's description. */
+            description?: string;
+            /** @description The description in both languages, where there is one. */
+            descriptions: {
+                de?: string;
+                en?: string;
+            };
+            hidden: boolean;
+            /** @description The annotations' `icon`: a name the user interface knows (e.g. `fa-cube`), handed on as written. */
+            icon?: string;
+            /** @description Label of the stereotype in the language of the answer: the annotations' (tenant over standard), else its name. */
+            label: string;
+            /** @description The label in both languages. */
+            labels: {
+                de: string;
+                en: string;
+            };
+            name: string;
+            order?: number;
+            /** @description How objects of this stereotype show properties, by name: only what the stereotype says, over what the type says. */
+            properties: {
+                [key: string]: {
+                    /** @description Keys of the annotations that the service keeps but does not interpret, handed on as they are. */
+                    annotations: {
+                        [key: string]: unknown;
+                    };
+                    default?: string | number | boolean;
+                    description?: string;
+                    descriptions?: {
+                        de?: string;
+                        en?: string;
+                    };
+                    /** @description Name of a group of the type. */
+                    group?: string;
+                    hidden?: boolean;
+                    label?: string;
+                    labels?: {
+                        de: string;
+                        en: string;
+                    };
+                    mandatory?: boolean;
+                    /** @description Position; things without come last, in their own order. */
+                    order?: number;
+                    /** @description Text shown in the empty field. */
+                    placeholder?: string;
+                    readOnly?: boolean;
+                    /** @description Width of the field: pixels, or a CSS length (`200px`, `40%`, `12em`). */
+                    width?: number | string;
+                };
+            };
         };
         ResolvedType: {
             abstract: boolean;
@@ -5940,9 +6014,15 @@ export interface components {
                 de?: string;
                 en?: string;
             };
+            /** @description The type whose annotations this one has as well (annotations' `extends`); its own win. */
+            extends?: string;
+            /** @description The annotations' grammatical gender of the label (e.g. `m`, `f`, `n`), as written. */
+            gender?: string;
             /** @description Groups of fields, in order. */
             groups: components["schemas"]["ResolvedGroup"][];
             hidden: boolean;
+            /** @description The annotations' `icon`: a name the user interface knows (e.g. `fa-cube`), handed on as written. */
+            icon?: string;
             /** @description Label of the type in the language of the answer: the annotations' (tenant over standard), else its name. */
             label: string;
             /** @description The properties its label is formed from, where it is not given. */
@@ -5955,6 +6035,8 @@ export interface components {
             /** @description Lists below its objects, in display order. */
             lists: components["schemas"]["ResolvedList"][];
             name: string;
+            /** @description Position among the types (menus, start page). */
+            order?: number;
             /** @description The reference to the object it belongs to (its parent). */
             owner?: {
                 property: string;
@@ -5962,10 +6044,19 @@ export interface components {
             };
             /** @description Path segment of its lists. */
             plural: string;
+            /** @description The annotations' `plural` (German) or `pluralEn`, in the language of the answer; only where one of them is given. */
+            pluralLabel?: string;
+            /** @description The plural label in both languages, each falling back to the other. */
+            pluralLabels?: {
+                de: string;
+                en: string;
+            };
             /** @description Standard and custom properties, in display order. */
             properties: components["schemas"]["ResolvedProperty"][];
             /** @description Whether its objects stand at the root (a top-level list of their own). */
             root: boolean;
+            /** @description The stereotypes the annotations declare for the type, in order. A stereotype's custom properties are in `properties`, with `when: { property: 'stereotype', literal: <name> }`. */
+            stereotypes?: components["schemas"]["ResolvedStereotype"][];
             /** @description The direct subtypes. */
             subtypes: string[];
             /** @description The direct supertype. */

@@ -1,6 +1,7 @@
 /**
  * The check of `customProperties` on every REST write, against the tenant's
- * annotations (decisions §6).
+ * annotations (decisions §6, §7.5). A value of base type ID must be free
+ * among the objects of its type in the tenant (`takenIds`).
  *
  * What is checked, and when:
  * - A write that states the object's custom properties is checked whole:
@@ -40,6 +41,8 @@ interface WriteRequest {
   references: Set<string>;
   /** Technical keys the payload's objects give themselves: a reference to one of them is to an object of the same write. */
   written: Set<string>;
+  /** Texts in the custom properties of the payload, by name: the values an ID may have, looked up together. */
+  texts: Map<string, Set<string>>;
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH']);
@@ -58,6 +61,12 @@ export class CustomPropertiesChecker {
   private readonly sent = new WeakSet<object>();
   /** Technical keys known to exist, per write transaction. */
   private readonly existing = new WeakMap<ObjectStore, { known: Set<string>; prefetched: boolean }>();
+  /**
+   * Per write transaction (a retried one starts afresh): the values of `ID`
+   * custom properties written so far (by scope, name and value: the object's
+   * state), and which objects hold which values (by scope and name).
+   */
+  private readonly ids = new WeakMap<ObjectStore, { written: Map<string, object>; held: Map<string, { asked: Set<string>; holders: Map<string, string[]> }> }>();
 
   constructor(private readonly cache: AnnotationCache, private readonly log: { warn(o: object, m: string): void }) {}
 
@@ -65,7 +74,7 @@ export class CustomPropertiesChecker {
   readonly observe: RestExtension = async ({ ctx, principal, db }) => {
     if (!WRITES.has(ctx.method) || !principal.tenant) return false;
     const request: WriteRequest = {
-      method: ctx.method, db, tenant: principal.tenant, annotations: CompiledAnnotations.none, references: new Set(), written: new Set(),
+      method: ctx.method, db, tenant: principal.tenant, annotations: CompiledAnnotations.none, references: new Set(), written: new Set(), texts: new Map(),
     };
     // Entered before the first await, so that the rest of the request (the generic handler) runs in it.
     this.requests.enterWith(request);
@@ -79,6 +88,7 @@ export class CustomPropertiesChecker {
       if (!isPlainObject(item.customProperties)) continue;
       this.sent.add(item.customProperties);
       if (request.references.size < PREFETCH_LIMIT) collectKeys(item.customProperties, request.references);
+      collectTexts(item.customProperties, request.texts);
     }
     request.annotations = await this.cache.current(db, principal.tenant);
     return false;
@@ -127,11 +137,55 @@ export class CustomPropertiesChecker {
         if (gone) violations.push({ path: `customProperties.${r.name}`, key: 'customPropertyReferenceNotFound', params: { value: gone } });
       }
     }
+    if (!violations.length) violations.push(...await this.takenIds(store, tenant, declared, normalized, state, existing, current));
     if (violations.length) return violations;
     if (Object.keys(normalized).length) state.customProperties = normalized;
     else delete state.customProperties;
     return [];
   };
+
+  /**
+   * Values of `ID` custom properties that another object of the type holds:
+   * one stored (other than this one), or one written before in the same
+   * request. Checked when the value is new to the object, so that an object
+   * holding a value that clashes (it was declared an ID later) can still be
+   * written without changing it.
+   */
+  private async takenIds(store: ObjectStore, tenant: string, declared: Map<string, CustomPropertyRule>, values: Values, state: Values, existing: StoredObject | null, request: WriteRequest | undefined): Promise<Violation[]> {
+    const violations: Violation[] = [];
+    let memo = this.ids.get(store);
+    if (!memo) {
+      memo = { written: new Map(), held: new Map() };
+      this.ids.set(store, memo);
+    }
+    for (const rule of declared.values()) {
+      const value = values[rule.name];
+      if (rule.baseType !== 'ID' || typeof value !== 'string') continue;
+      const taken = () => violations.push({ path: `customProperties.${rule.name}`, key: 'customPropertyIdTaken', params: { value } });
+      const key = JSON.stringify([rule.scope, rule.name, value]);
+      const earlier = memo.written.get(key);
+      if (earlier && earlier !== state) {
+        taken();
+        continue;
+      }
+      memo.written.set(key, state);
+      if (existing?.custom[rule.name] === value) continue;
+      const scope = JSON.stringify([rule.scope, rule.name]);
+      let held = memo.held.get(scope);
+      if (!held) {
+        held = { asked: new Set(), holders: new Map() };
+        memo.held.set(scope, held);
+      }
+      if (!held.asked.has(value)) {
+        // The first asks for every text the payload has under this name: a list write looks its IDs up at once.
+        const ask = [value, ...[...request?.texts.get(rule.name) ?? []].filter((v) => !held.asked.has(v))];
+        for (const v of ask) held.asked.add(v);
+        for (const [v, ids] of await store.customValueHolders(tenant, rule.scope, rule.name, ask)) held.holders.set(v, ids);
+      }
+      if ((held.holders.get(value) ?? []).some((id) => id !== existing?.id)) taken();
+    }
+    return violations;
+  }
 
   /** Keys that name no object of the tenant (nor one the same write creates); one lookup per transaction for the whole payload. */
   private async missing(store: ObjectStore, tenant: string, keys: string[], request: WriteRequest | undefined): Promise<Set<string>> {
@@ -168,6 +222,17 @@ function collectKeys(values: Values, into: Set<string>) {
     for (const v of Array.isArray(value) ? value : [value]) {
       if (typeof v === 'string' && UUID_PATTERN.test(v)) into.add(v.toLowerCase());
     }
+  }
+}
+
+/** The texts among the values, by name, up to PREFETCH_LIMIT in all. */
+function collectTexts(values: Values, into: Map<string, Set<string>>) {
+  for (const [name, value] of Object.entries(values)) {
+    if (typeof value !== 'string') continue;
+    const texts = into.get(name) ?? new Set<string>();
+    if (texts.size >= PREFETCH_LIMIT) continue;
+    texts.add(value);
+    into.set(name, texts);
   }
 }
 

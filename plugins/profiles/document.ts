@@ -8,8 +8,9 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 import type { ErrorObject } from 'ajv';
 import type { Metamodel, Violation } from '../../runtime/host.ts';
-import { allowedKeys, BASE_TYPES, shapeErrors, type ProfileKind } from './schema.ts';
+import { BASE_TYPES, shapeErrors, type ProfileKind } from './schema.ts';
 import { checkAgainstMetamodel } from './semantics.ts';
+import { classify } from './vocabulary.ts';
 import { UNSTORABLE } from './values.ts';
 
 /** More problems than this are summarized: a file that wrong needs a look as a whole. */
@@ -77,9 +78,12 @@ export function readProfile(kind: ProfileKind, bytes: Buffer, model: Metamodel):
   const unstorable = firstUnstorable(doc);
   if (unstorable !== undefined) return refuse([{ path: '', key: 'profileUnstorableText', params: position(unstorable) }]);
   const at = locator(doc, position);
-  const shape = shapeErrors(kind, document);
-  if (shape.length) return refuse(shapeViolations(kind, shape, at));
-  const violations = checkAgainstMetamodel(kind, document as Record<string, unknown>, model, at);
+  if (!document || typeof document !== 'object' || Array.isArray(document)) return refuse([{ path: '', key: 'profileShapeMapping', params: at([]) }]);
+  const top = classify(document as Record<string, unknown>, model);
+  const refused: Violation[] = top.refused.map((r) => ({ path: r.key, key: r.reason, params: { ...at([r.key], 'key'), value: r.key, suggestion: r.suggestion } }));
+  const shape = shapeErrors(kind, document, [...top.types, ...top.later]);
+  if (shape.length || refused.length) return refuse([...refused, ...shapeViolations(shape, at)]);
+  const violations = checkAgainstMetamodel(kind, document as Record<string, unknown>, model, at, top);
   if (violations.length) return refuse(violations);
   return { ok: true, document: document as Record<string, unknown> };
 }
@@ -213,21 +217,19 @@ const SHAPE_KEYS: Record<string, string> = {
   number: 'profileShapeNumber',
   boolean: 'profileShapeBoolean',
   'string,number,boolean': 'profileShapeScalar',
+  'number,string': 'profileShapeWidth',
 };
-
-/** A profile that tries to declare a custom property says so, rather than "unknown key". */
-const DECLARING_KEYS = new Set(['baseType', 'cardinality', 'mandatory', 'literals', 'customProperties']);
 
 function pathOf(error: ErrorObject): string[] {
   return error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
-function shapeViolations(kind: ProfileKind, errors: ErrorObject[], at: Locator): Violation[] {
+function shapeViolations(errors: ErrorObject[], at: Locator): Violation[] {
   const seen = new Set<string>();
   const violations: Violation[] = [];
   for (const error of errors) {
     const path = pathOf(error);
-    const v = shapeViolation(kind, error, path, at);
+    const v = shapeViolation(error, path, at);
     const id = `${v.path}\u0000${v.key}`;
     if (seen.has(id)) continue;
     seen.add(id);
@@ -236,23 +238,16 @@ function shapeViolations(kind: ProfileKind, errors: ErrorObject[], at: Locator):
   return violations;
 }
 
-function shapeViolation(kind: ProfileKind, error: ErrorObject, path: string[], at: Locator): Violation {
+function shapeViolation(error: ErrorObject, path: string[], at: Locator): Violation {
   const dotted = (p: string[]) => p.join('.');
   switch (error.keyword) {
-    case 'additionalProperties': {
-      const key = String(error.params.additionalProperty);
-      const full = [...path, key];
-      const inCustom = path.length >= 2 && path[path.length - 2] === 'customProperties';
-      const inLiteral = path.length >= 2 && path[path.length - 2] === 'literals';
-      if (kind === 'profile' && DECLARING_KEYS.has(key) && (inCustom || (inLiteral && key === 'customProperties'))) {
-        return { path: dotted(full), key: 'profileDeclaresCustom', params: { ...at(full, 'key'), value: key } };
+    case 'false schema':
+      // Custom properties under a literal of a stereotype's property: they would apply under two conditions at once.
+      if (path.includes('stereotypes') && path[path.length - 1] === 'customProperties' && path[path.length - 3] === 'literals') {
+        return { path: dotted(path), key: 'profileStereotypeLiteralCustom', params: at(path, 'key') };
       }
-      return { path: dotted(full), key: 'profileUnknownKey', params: { ...at(full, 'key'), value: key, allowed: allowedKeys(error).join(', ') } };
-    }
-    case 'required': {
-      const key = String(error.params.missingProperty);
-      return { path: dotted([...path, key]), key: 'profileMissingKey', params: { ...at(path, 'key'), value: key } };
-    }
+      // A key a profile may not use: it declares, which only the annotations do (schema.ts DECLARING_KEYS).
+      return { path: dotted(path), key: 'profileDeclaresCustom', params: { ...at(path, 'key'), value: path[path.length - 1] } };
     case 'enum': {
       const value = String(error.data);
       const allowed = (error.params.allowedValues as unknown[]).join(', ');

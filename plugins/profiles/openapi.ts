@@ -19,6 +19,13 @@ const presented = (what: string) => ({
   annotations: PASSED_ON,
 });
 const placed = { group: { ...STRING, description: 'Name of a group of the type.' }, order: { ...NUMBER, description: 'Position; things without come last, in their own order.' } };
+const ICON = { ...STRING, description: "The annotations' `icon`: a name the user interface knows (e.g. `fa-cube`), handed on as written." };
+const SCALAR = { type: ['string', 'number', 'boolean'] };
+/** What a form shows of a field besides its label (annotations `width`, `placeholder`). */
+const FIELD = {
+  width: { type: ['number', 'string'], description: 'Width of the field: pixels, or a CSS length (`200px`, `40%`, `12em`).' },
+  placeholder: { ...STRING, description: 'Text shown in the empty field.' },
+};
 const LIMITS = {
   type: 'object',
   description: "The limits of a value as written (JSON Schema keywords: `maxLength`, `minLength`, `minimum`, `maximum`, `pattern`, `format`, `minItems`), as the service's validators apply them.",
@@ -63,6 +70,13 @@ export const openapi: OpenApiFragment = {
           },
           labelFrom: { type: 'array', items: STRING, description: 'The properties its label is formed from, where it is not given.' },
           ...presented('type'),
+          pluralLabel: { ...STRING, description: "The annotations' `plural` (German) or `pluralEn`, in the language of the answer; only where one of them is given." },
+          pluralLabels: { type: 'object', additionalProperties: false, required: ['de', 'en'], properties: LANGUAGES, description: 'The plural label in both languages, each falling back to the other.' },
+          gender: { ...STRING, description: "The annotations' grammatical gender of the label (e.g. `m`, `f`, `n`), as written." },
+          icon: ICON,
+          extends: { ...STRING, description: "The type whose annotations this one has as well (annotations' `extends`); its own win." },
+          order: { ...NUMBER, description: 'Position among the types (menus, start page).' },
+          stereotypes: { type: 'array', items: ref('schemas', 'ResolvedStereotype'), description: "The stereotypes the annotations declare for the type, in order. A stereotype's custom properties are in `properties`, with `when: { property: 'stereotype', literal: <name> }`." },
           groups: { type: 'array', items: ref('schemas', 'ResolvedGroup'), description: 'Groups of fields, in order.' },
           properties: { type: 'array', items: ref('schemas', 'ResolvedProperty'), description: 'Standard and custom properties, in display order.' },
           lists: { type: 'array', items: ref('schemas', 'ResolvedList'), description: 'Lists below its objects, in display order.' },
@@ -72,13 +86,52 @@ export const openapi: OpenApiFragment = {
         type: 'object',
         additionalProperties: false,
         required: ['name', 'label', 'labels', 'descriptions', 'hidden', 'annotations'],
-        properties: { name: STRING, ...presented('group'), order: NUMBER },
+        properties: { name: STRING, ...presented('group'), order: NUMBER, icon: ICON },
+      },
+      ResolvedStereotype: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'label', 'labels', 'descriptions', 'hidden', 'properties', 'annotations'],
+        properties: {
+          name: STRING,
+          ...presented('stereotype'),
+          order: NUMBER,
+          icon: ICON,
+          properties: {
+            type: 'object',
+            description: 'How objects of this stereotype show properties, by name: only what the stereotype says, over what the type says.',
+            additionalProperties: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['annotations'],
+              properties: {
+                label: STRING,
+                labels: { type: 'object', additionalProperties: false, required: ['de', 'en'], properties: LANGUAGES },
+                description: STRING,
+                descriptions: { type: 'object', additionalProperties: false, properties: LANGUAGES },
+                hidden: FLAG,
+                readOnly: FLAG,
+                mandatory: FLAG,
+                default: SCALAR,
+                ...FIELD,
+                ...placed,
+                annotations: PASSED_ON,
+              },
+            },
+          },
+        },
       },
       ResolvedLiteral: {
         type: 'object',
         additionalProperties: false,
         required: ['value', 'label', 'labels', 'descriptions', 'hidden', 'annotations'],
-        properties: { value: STRING, ...presented('value'), order: NUMBER },
+        properties: {
+          value: STRING,
+          ...presented('value'),
+          order: NUMBER,
+          group: { ...STRING, description: 'A heading the value is listed under in a selection (free text, not a group of fields).' },
+          icon: ICON,
+        },
       },
       ResolvedProperty: {
         type: 'object',
@@ -89,7 +142,11 @@ export const openapi: OpenApiFragment = {
           name: STRING,
           custom: FLAG,
           dataType: { type: 'string', enum: ['STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'BOOLEAN', 'UUID', 'DATETIME', 'ENUMERATION', 'REFERENCE'] },
-          baseType: { type: 'string', enum: ['STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'BOOLEAN', 'DATE', 'DATETIME', 'REFERENCE'] },
+          baseType: {
+            type: 'string',
+            enum: ['STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'BOOLEAN', 'DATE', 'DATETIME', 'REFERENCE', 'ID', 'ENUM'],
+            description: 'STRING where the annotations name none; ID: text unique among the objects of the declaring type in the tenant; ENUM: one of `literals`.',
+          },
           many: { ...FLAG, description: 'Whether it holds a list of values.' },
           range: { ...STRING, description: 'The referenced type of a REFERENCE, the enumeration of an ENUMERATION.' },
           literals: { type: 'array', items: ref('schemas', 'ResolvedLiteral'), description: "The values of an enumeration, or the annotated values of a property, with labels, in order. A custom property's literals are the only values it takes." },
@@ -98,7 +155,8 @@ export const openapi: OpenApiFragment = {
           readOnly: { ...FLAG, description: 'Read-only in the metamodel, or shown so by the annotations.' },
           writeOnly: { ...FLAG, description: 'Written but never read back (a password).' },
           owner: { ...FLAG, description: 'Whether it names the object this one belongs to.' },
-          default: STRING,
+          default: { ...SCALAR, description: "The value a form starts with: the annotations' `default`, else the metamodel's." },
+          ...FIELD,
           limits: LIMITS,
           declaredBy: { ...STRING, description: 'The type that declares it.' },
           when: {
@@ -126,6 +184,7 @@ export const openapi: OpenApiFragment = {
           declaredBy: STRING,
           ...presented('list'),
           ...placed,
+          ...FIELD,
         },
       },
     },

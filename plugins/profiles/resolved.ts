@@ -20,9 +20,10 @@
  * server. Pure: no database, no request.
  */
 import type { Language, Metamodel, PropertyDef, TypeDef } from '../../runtime/host.ts';
-import type { BaseType } from './schema.ts';
-import { TYPE_KEY } from './schema.ts';
+import { baseTypeOf, type BaseType } from './schema.ts';
+import { STEREOTYPE_PROPERTY } from './rules.ts';
 import { entriesOf, TEXT_LIMITS } from './values.ts';
+import { annotationChain, extendsChain, extendsIn, isSetting, laterTypes, type ExtendsOf } from './vocabulary.ts';
 
 type Definition = Record<string, unknown>;
 type Json = Record<string, unknown>;
@@ -36,12 +37,15 @@ export interface Layer {
 export type PropertyLimits = Record<string, Record<string, Record<string, unknown>>>;
 
 const LABEL_KEYS = ['label', 'labelEn', 'title', 'titleEn'];
+const FIELD_KEYS = ['order', 'group', 'hidden', 'readOnly', 'mandatory', 'literals', 'width', 'default', 'placeholder'];
+/** The keys of the vocabulary (schema.ts), where each stands; every other key is handed on under `annotations`. */
 const KNOWN = {
-  type: new Set([...LABEL_KEYS, 'hidden', 'groups', 'properties', 'customProperties']),
-  group: new Set([...LABEL_KEYS, 'order', 'hidden']),
-  property: new Set([...LABEL_KEYS, 'order', 'group', 'hidden', 'readOnly', 'mandatory', 'literals']),
-  custom: new Set([...LABEL_KEYS, 'order', 'group', 'hidden', 'readOnly', 'mandatory', 'literals', 'baseType', 'cardinality']),
-  literal: new Set([...LABEL_KEYS, 'order', 'hidden', 'customProperties']),
+  type: new Set([...LABEL_KEYS, 'plural', 'pluralEn', 'gender', 'icon', 'extends', 'order', 'hidden', 'groups', 'stereotypes', 'properties', 'customProperties']),
+  group: new Set([...LABEL_KEYS, 'order', 'hidden', 'icon']),
+  stereotype: new Set([...LABEL_KEYS, 'icon', 'order', 'hidden', 'properties', 'customProperties']),
+  property: new Set([...LABEL_KEYS, ...FIELD_KEYS]),
+  custom: new Set([...LABEL_KEYS, ...FIELD_KEYS, 'baseType', 'cardinality']),
+  literal: new Set([...LABEL_KEYS, 'order', 'group', 'hidden', 'icon', 'customProperties']),
 };
 
 /** Limits of a custom property's value by base type (values.ts checks the same). */
@@ -54,6 +58,8 @@ const CUSTOM_LIMITS: Record<BaseType, Json> = {
   DATE: { format: 'date' },
   DATETIME: { format: 'date-time' },
   REFERENCE: { format: 'uuid' },
+  ID: { minLength: 1, maxLength: TEXT_LIMITS.ID },
+  ENUM: { maxLength: TEXT_LIMITS.ENUM },
 };
 
 const isObject = (v: unknown): v is Definition => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -88,23 +94,35 @@ interface Declaration {
   when?: { property: string; literal: string };
 }
 
-/** Everything the layers say about one type and its supertypes. */
+/** A stereotype as the layers say it: its own keys, and how it shows properties. */
+interface Stereotype {
+  own: Definition;
+  properties: Map<string, Definition>;
+}
+
+/** Everything the layers say about one type, its supertypes and the type it extends. */
 interface TypeAnnotations {
   own: Definition;
   groups: Map<string, Definition>;
   properties: Map<string, Gathered>;
   declarations: Map<string, Declaration>;
   placements: Map<string, Definition>;
+  stereotypes: Map<string, Stereotype>;
 }
 
-function gather(type: TypeDef, layers: Layer[]): TypeAnnotations {
-  const found: TypeAnnotations = { own: {}, groups: new Map(), properties: new Map(), declarations: new Map(), placements: new Map() };
-  const chain = [...type.supertypes].reverse().concat(type.name);
+function gather(model: Metamodel, type: TypeDef, layers: Layer[], extendsOf: ExtendsOf): TypeAnnotations {
+  const found: TypeAnnotations = { own: {}, groups: new Map(), properties: new Map(), declarations: new Map(), placements: new Map(), stereotypes: new Map() };
+  const chain = annotationChain(model, type.name, extendsOf);
+  // The type-level keys (label, icon, plural …) of the type it extends, then its own: its own win.
+  const ownChain = extendsChain(model, type.name, extendsOf);
+  const place = (set: unknown) => {
+    for (const c of entriesOf(set)) found.placements.set(c.name, { ...found.placements.get(c.name), ...c.definition });
+  };
   for (const layer of layers) {
     for (const name of chain) {
       const definition = layer.document[name];
       if (!isObject(definition)) continue;
-      if (name === type.name) Object.assign(found.own, definition);
+      if (ownChain.includes(name)) Object.assign(found.own, definition);
       for (const g of entriesOf(definition.groups)) found.groups.set(g.name, { ...found.groups.get(g.name), ...g.definition });
       for (const p of entriesOf(definition.properties)) {
         const gathered = found.properties.get(p.name) ?? new Gathered();
@@ -115,7 +133,16 @@ function gather(type: TypeDef, layers: Layer[]): TypeAnnotations {
         }
       }
       if (layer.kind === 'annotations') declare(found, definition.customProperties, name);
-      else for (const c of entriesOf(definition.customProperties)) found.placements.set(c.name, { ...found.placements.get(c.name), ...c.definition });
+      else place(definition.customProperties);
+      for (const st of entriesOf(definition.stereotypes)) {
+        const stereotype = found.stereotypes.get(st.name) ?? { own: {}, properties: new Map() };
+        const { properties, customProperties, ...own } = st.definition ?? {};
+        Object.assign(stereotype.own, own);
+        for (const p of entriesOf(properties)) stereotype.properties.set(p.name, { ...stereotype.properties.get(p.name), ...p.definition });
+        found.stereotypes.set(st.name, stereotype);
+        if (layer.kind === 'annotations') declare(found, customProperties, name, { property: STEREOTYPE_PROPERTY, literal: st.name });
+        else place(customProperties);
+      }
     }
   }
   return found;
@@ -124,11 +151,12 @@ function gather(type: TypeDef, layers: Layer[]): TypeAnnotations {
 /** Declarations of custom properties, with those that apply while one of their literals is set, nested. */
 function declare(found: TypeAnnotations, set: unknown, declaredBy: string, when?: Declaration['when']) {
   for (const c of entriesOf(set)) {
-    if (!c.definition) continue;
+    // `name:` alone declares a text, as a declaration without `baseType` does.
+    const definition = c.definition ?? {};
     const key = when ? `${when.property}\u0000${when.literal}\u0000${c.name}` : c.name;
     // A later declaration (a nearer type, a later layer) replaces the earlier one where that stood: the nearest wins.
-    found.declarations.set(key, { name: c.name, definition: c.definition, declaredBy, ...(when ? { when } : {}) });
-    for (const l of entriesOf(c.definition.literals)) declare(found, l.definition?.customProperties, declaredBy, { property: c.name, literal: l.name });
+    found.declarations.set(key, { name: c.name, definition, declaredBy, ...(when ? { when } : {}) });
+    for (const l of entriesOf(definition.literals)) declare(found, l.definition?.customProperties, declaredBy, { property: c.name, literal: l.name });
   }
 }
 
@@ -153,12 +181,20 @@ const presentation = (d: Definition): Json => ({
   hidden: d.hidden === true,
 });
 
+/** What a field's form shows besides its label: width, placeholder, the value it starts with. */
+const field = (d: Definition): Json => ({
+  ...(typeof d.width === 'number' || typeof d.width === 'string' ? { width: d.width } : {}),
+  ...(text(d.placeholder) !== undefined ? { placeholder: d.placeholder } : {}),
+});
+
+const iconOf = (d: Definition): Json => (text(d.icon) !== undefined ? { icon: d.icon } : {});
+
 /** Literals in their order: by `order` where given, then as listed. */
 function literalsOf(values: string[], annotated: Map<string, Definition>, language: Language): Json[] {
   const all = [...values, ...[...annotated.keys()].filter((v) => !values.includes(v))];
   return byOrder(all.map((value) => {
     const d = annotated.get(value) ?? {};
-    return { value, ...labelled(d, value, undefined, language), ...(typeof d.order === 'number' ? { order: d.order } : {}), hidden: d.hidden === true, annotations: unknownKeys(d, KNOWN.literal) };
+    return { value, ...labelled(d, value, undefined, language), ...presentation(d), ...iconOf(d), annotations: unknownKeys(d, KNOWN.literal) };
   }));
 }
 
@@ -188,18 +224,20 @@ function standardProperty(t: TypeDef, p: PropertyDef, found: TypeAnnotations, li
     readOnly: p.readOnly || d.readOnly === true,
     writeOnly: p.writeOnly,
     owner: p.owner,
-    ...(p.default !== undefined ? { default: p.default } : {}),
+    // The value a form starts with: the annotations', else the metamodel's.
+    ...(isScalar(d.default) ? { default: d.default } : p.default !== undefined ? { default: p.default } : {}),
     limits: limits[t.name]?.[p.name] ?? {},
     declaredBy: p.declaredBy,
     ...labelled(d, p.name, p.description, language),
     ...presentation(d),
+    ...field(d),
     annotations: unknownKeys(d, KNOWN.property),
   };
 }
 
 function customProperty(c: Declaration, placement: Definition | undefined, language: Language): Json {
   const d = { ...c.definition, ...placement };
-  const baseType = c.definition.baseType as BaseType;
+  const baseType = baseTypeOf(c.definition);
   const annotated = new Map(entriesOf(c.definition.literals).map((l) => [l.name, withoutCustom(l.definition)]));
   const literals = c.definition.literals === undefined ? undefined : literalsOf([], annotated, language);
   const mandatory = c.definition.mandatory === true;
@@ -213,17 +251,19 @@ function customProperty(c: Declaration, placement: Definition | undefined, langu
     mandatory,
     readOnly: d.readOnly === true,
     writeOnly: false,
+    ...(isScalar(d.default) ? { default: d.default } : {}),
     limits: CUSTOM_LIMITS[baseType] ?? {},
     declaredBy: c.declaredBy,
     ...(c.when ? { when: c.when } : {}),
     ...labelled(d, c.name, undefined, language),
     ...presentation(d),
+    ...field(d),
     annotations: unknownKeys(d, KNOWN.custom),
   };
 }
 
-function resolveType(model: Metamodel, t: TypeDef, layers: Layer[], limits: PropertyLimits, language: Language): Json {
-  const found = gather(t, layers);
+function resolveType(model: Metamodel, t: TypeDef, layers: Layer[], extendsOf: ExtendsOf, limits: PropertyLimits, language: Language): Json {
+  const found = gather(model, t, layers, extendsOf);
   const standard = t.properties.map((p) => standardProperty(t, p, found, limits, language));
   const custom = [...found.declarations.values()].map((c) => customProperty(c, found.placements.get(c.name), language));
   const lists = t.lists.map((l) => {
@@ -237,13 +277,25 @@ function resolveType(model: Metamodel, t: TypeDef, layers: Layer[], limits: Prop
       declaredBy: l.declaredBy,
       ...labelled(d, l.name, l.description, language),
       ...presentation(d),
+      ...field(d),
       readOnly: l.inverseOf !== undefined || d.readOnly === true,
       annotations: unknownKeys(d, KNOWN.property),
     };
   });
   const groups = [...found.groups.entries()].map(([name, d]) => ({
-    name, ...labelled(d, name, undefined, language), ...presentation(d), annotations: unknownKeys(d, KNOWN.group),
+    name, ...labelled(d, name, undefined, language), ...presentation(d), ...iconOf(d), annotations: unknownKeys(d, KNOWN.group),
   }));
+  const stereotypes = [...found.stereotypes.entries()].map(([name, s]) => ({
+    name,
+    ...labelled(s.own, name, undefined, language),
+    ...presentation(s.own),
+    ...iconOf(s.own),
+    properties: Object.fromEntries([...s.properties.entries()].map(([p, d]) => [p, shownAs(d, language)])),
+    annotations: unknownKeys(s.own, KNOWN.stereotype),
+  }));
+  const own = found.own;
+  const plural = text(own.plural) ?? text(own.pluralEn);
+  const pluralEn = text(own.pluralEn) ?? text(own.plural);
   const owner = t.ownerProperty ? t.properties.find((p) => p.name === t.ownerProperty) : undefined;
   return {
     name: t.name,
@@ -256,27 +308,55 @@ function resolveType(model: Metamodel, t: TypeDef, layers: Layer[], limits: Prop
     root: t.root,
     ...(owner ? { owner: { property: owner.name, type: owner.range } } : {}),
     ...(t.labelFrom ? { labelFrom: t.labelFrom } : {}),
-    ...labelled(found.own, t.name, t.description, language),
-    hidden: found.own.hidden === true,
+    ...labelled(own, t.name, t.description, language),
+    ...(plural !== undefined ? { pluralLabel: language === 'de' ? plural : pluralEn, pluralLabels: { de: plural, en: pluralEn } } : {}),
+    ...(text(own.gender) !== undefined ? { gender: own.gender } : {}),
+    ...iconOf(own),
+    ...(text(own.extends) !== undefined && Object.hasOwn(model.types, own.extends as string) ? { extends: own.extends } : {}),
+    ...(typeof own.order === 'number' ? { order: own.order } : {}),
+    hidden: own.hidden === true,
     groups: byOrder(groups),
+    stereotypes: byOrder(stereotypes),
     properties: byOrder([...standard, ...custom]),
     lists: byOrder(lists),
-    annotations: unknownKeys(found.own, KNOWN.type),
+    annotations: unknownKeys(own, KNOWN.type),
   };
 }
 
-/** Top-level keys that are not types (themes and the like), the profile's over the annotations'. */
-function settingsOf(layers: Layer[]): Json {
+/** How a stereotype shows one property: only what it says, labels resolved. */
+function shownAs(d: Definition, language: Language): Json {
+  const hasLabel = text(d.label) !== undefined || text(d.labelEn) !== undefined;
+  const { label, labels, description, descriptions } = labelled(d, '', undefined, language) as { label: string; labels: Json; description?: string; descriptions: Json };
+  return {
+    ...(hasLabel ? { label, labels } : {}),
+    ...(description !== undefined ? { description, descriptions } : {}),
+    ...(text(d.group) !== undefined ? { group: d.group } : {}),
+    ...(typeof d.order === 'number' ? { order: d.order } : {}),
+    ...(typeof d.hidden === 'boolean' ? { hidden: d.hidden } : {}),
+    ...(typeof d.readOnly === 'boolean' ? { readOnly: d.readOnly } : {}),
+    ...(typeof d.mandatory === 'boolean' ? { mandatory: d.mandatory } : {}),
+    ...(isScalar(d.default) ? { default: d.default } : {}),
+    ...field(d),
+    annotations: unknownKeys(d, KNOWN.property),
+  };
+}
+
+const isScalar = (v: unknown): v is string | number | boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+
+/** Top-level keys that are not types, known now or later (themes and the like), the profile's over the annotations'. */
+function settingsOf(model: Metamodel, layers: Layer[]): Json {
+  const later = laterTypes(model);
   const settings: Json = {};
-  for (const layer of layers) for (const [key, value] of Object.entries(layer.document)) if (!TYPE_KEY.test(key)) settings[key] = value;
+  for (const layer of layers) for (const [key, value] of Object.entries(layer.document)) if (isSetting(key, model, later)) settings[key] = value;
   return settings;
 }
 
 export function resolveMetamodelFor(model: Metamodel, layers: Layer[], limits: PropertyLimits, language: Language): Json {
   const names = Object.keys(model.types).sort();
+  const extendsOf = extendsIn(...layers.map((l) => l.document));
   return {
     language,
-    types: Object.fromEntries(names.map((name) => [name, resolveType(model, model.types[name], layers, limits, language)])),
-    settings: settingsOf(layers),
+    types: Object.fromEntries(names.map((name) => [name, resolveType(model, model.types[name], layers, extendsOf, limits, language)])),
+    settings: settingsOf(model, layers),
   };
 }

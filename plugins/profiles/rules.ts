@@ -1,14 +1,23 @@
 /**
  * The custom properties a tenant's annotations declare, compiled per
  * concrete type once per upload, so that checking an object is a few map
- * lookups: what the type and its supertypes declare (the nearest
- * declaration wins), and what applies only while a property has a literal
- * (a standard property such as `status`, or a custom property with
- * literals, e.g. a stereotype).
+ * lookups: what the type, its supertypes and the type it `extends` declare
+ * (the nearest declaration wins, the type's own over the extended type's),
+ * and what applies only while a property has a literal (a standard property
+ * such as `status`, a custom property with literals, or the object's
+ * `stereotype`, whose stereotypes are declared under `stereotypes`).
  */
 import type { Metamodel } from '../../runtime/host.ts';
-import type { BaseType } from './schema.ts';
+import { baseTypeOf, type BaseType } from './schema.ts';
 import { entriesOf, literalText } from './values.ts';
+import { annotationChain, extendsIn } from './vocabulary.ts';
+
+/**
+ * The property a stereotype's custom properties depend on. The metamodel
+ * gets it with decisions §7.1; until then no object has a stereotype, and a
+ * stereotype's custom properties apply to none.
+ */
+export const STEREOTYPE_PROPERTY = 'stereotype';
 
 type Definition = Record<string, unknown>;
 
@@ -21,6 +30,8 @@ export interface CustomPropertyRule {
   literals: Set<string> | null;
   /** Custom properties that apply while this property has a literal (compared text). */
   dependents: Map<string, CustomPropertyRule[]>;
+  /** For an `ID`: the concrete types among whose objects of the tenant a value is unique. */
+  scope: string[];
 }
 
 export interface TypeRules {
@@ -53,35 +64,39 @@ export class CompiledAnnotations {
     const type = this.model.types[typeName];
     if (!type) return EMPTY;
     const rules: TypeRules = { always: new Map(), byProperty: new Map() };
-    // Farthest supertype first, so that a subtype's declaration replaces its supertype's.
-    for (const name of [...type.supertypes].reverse().concat(type.name)) {
+    const dependOn = (property: string, literal: string, dependents: CustomPropertyRule[]) => {
+      if (!dependents.length) return;
+      const byLiteral = rules.byProperty.get(property) ?? new Map<string, CustomPropertyRule[]>();
+      byLiteral.set(literal, [...(byLiteral.get(literal) ?? []), ...dependents]);
+      rules.byProperty.set(property, byLiteral);
+    };
+    // Farthest first, so that a nearer declaration replaces a farther one.
+    for (const name of annotationChain(this.model, typeName, extendsIn(this.document))) {
       const definition = this.document[name] as Definition | null | undefined;
       if (!definition) continue;
-      for (const rule of customRules(definition.customProperties)) rules.always.set(rule.name, rule);
+      // An ID is unique within the type that declares it; one reached through `extends`, within the type checked.
+      const scope = type.name === name || type.supertypes.includes(name) ? this.model.types[name].concreteTypes : type.concreteTypes;
+      for (const rule of customRules(definition.customProperties, scope)) rules.always.set(rule.name, rule);
       for (const p of entriesOf(definition.properties)) {
-        for (const l of entriesOf(p.definition?.literals)) {
-          const dependents = customRules(l.definition?.customProperties);
-          if (!dependents.length) continue;
-          const byLiteral = rules.byProperty.get(p.name) ?? new Map<string, CustomPropertyRule[]>();
-          byLiteral.set(l.name, [...(byLiteral.get(l.name) ?? []), ...dependents]);
-          rules.byProperty.set(p.name, byLiteral);
-        }
+        for (const l of entriesOf(p.definition?.literals)) dependOn(p.name, l.name, customRules(l.definition?.customProperties, scope));
       }
+      for (const st of entriesOf(definition.stereotypes)) dependOn(STEREOTYPE_PROPERTY, st.name, customRules(st.definition?.customProperties, scope));
     }
     return rules;
   }
 }
 
-function customRules(set: unknown): CustomPropertyRule[] {
-  return entriesOf(set).flatMap(({ name, definition }) => (definition ? [customRule(name, definition)] : []));
+/** A custom property without a definition (`name:`) is text, as one without `baseType`. */
+function customRules(set: unknown, scope: string[]): CustomPropertyRule[] {
+  return entriesOf(set).map(({ name, definition }) => customRule(name, definition ?? {}, scope));
 }
 
-function customRule(name: string, definition: Definition): CustomPropertyRule {
-  const baseType = definition.baseType as BaseType;
+function customRule(name: string, definition: Definition, scope: string[]): CustomPropertyRule {
+  const baseType: BaseType = baseTypeOf(definition);
   const literals = definition.literals === undefined ? null : entriesOf(definition.literals);
   const dependents = new Map<string, CustomPropertyRule[]>();
   for (const l of literals ?? []) {
-    const nested = customRules(l.definition?.customProperties);
+    const nested = customRules(l.definition?.customProperties, scope);
     const text = literalText(baseType, l.name);
     if (nested.length && text !== null) dependents.set(text, nested);
   }
@@ -92,5 +107,6 @@ function customRule(name: string, definition: Definition): CustomPropertyRule {
     mandatory: definition.mandatory === true,
     literals: literals && new Set(literals.map((l) => literalText(baseType, l.name)).filter((t): t is string => t !== null)),
     dependents,
+    scope,
   };
 }

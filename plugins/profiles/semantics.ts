@@ -1,14 +1,18 @@
 /**
- * Checks a well-shaped profile document against the metamodel: every type,
- * property and group it names exists, literals are values of their property
- * or base type, and no custom property is declared twice where both could
- * apply. Typos must not pass silently (decisions §6), so each is a problem
- * with its line and column.
+ * Checks a well-shaped profile document against the metamodel: every
+ * property and group it names exists, a type extends a type without going
+ * round in a circle, literals and defaults are values of their property or
+ * base type, widths are widths, and no custom property is declared twice
+ * where both could apply. Typos must not pass silently (decisions §6), so
+ * each is a problem with its line and column. Types known later
+ * (vocabulary.ts) are not looked into: the metamodel has nothing to check
+ * them against yet.
  */
 import type { Metamodel, PropertyDef, TypeDef, Violation } from '../../runtime/host.ts';
 import type { Locator } from './document.ts';
-import { TYPE_KEY, type BaseType, type ProfileKind } from './schema.ts';
-import { entriesOf, LITERAL_BASE_TYPES, literalText } from './values.ts';
+import { baseTypeOf, WIDTH, type BaseType, type ProfileKind } from './schema.ts';
+import { checkScalar, entriesOf, LITERAL_BASE_TYPES, literalText } from './values.ts';
+import { annotationChain, extendsIn, laterTypes, nearestType, reaches, type ExtendsOf, type TopLevel } from './vocabulary.ts';
 
 type Path = (string | number)[];
 type Definition = Record<string, unknown>;
@@ -33,55 +37,83 @@ function propertyLiteral(property: PropertyDef, literal: string): 'ok' | 'notInE
 
 const PROPERTY_LITERAL_TYPES = new Set(['ENUMERATION', 'BOOLEAN', 'INTEGER', 'DECIMAL', 'STRING', 'TEXT']);
 
+/** Whether a default fits a standard property: a value of its enumeration, a flag, a number, a text. */
+function propertyDefault(property: PropertyDef, value: unknown): boolean {
+  switch (property.dataType) {
+    case 'ENUMERATION':
+      return property.values?.includes(String(value)) ?? false;
+    case 'BOOLEAN':
+      return typeof value === 'boolean';
+    case 'INTEGER':
+      return Number.isSafeInteger(value);
+    case 'DECIMAL':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'STRING':
+    case 'TEXT':
+      // YAML reads `default: 10` as a number; as a text's default it means "10".
+      return typeof value === 'string' || typeof value === 'number';
+    default:
+      return false;
+  }
+}
+
+const isWidth = (value: unknown) => (typeof value === 'number' ? Number.isFinite(value) && value > 0 : typeof value === 'string' && WIDTH.test(value));
+
 class Checker {
   readonly violations: Violation[] = [];
+  private readonly extendsOf: ExtendsOf;
 
-  constructor(private readonly kind: ProfileKind, private readonly document: Definition, private readonly model: Metamodel, private readonly at: Locator) {}
+  constructor(private readonly kind: ProfileKind, private readonly document: Definition, private readonly model: Metamodel, private readonly at: Locator, private readonly top: TopLevel) {
+    this.extendsOf = extendsIn(document);
+  }
 
   private report(path: Path, key: string, params: Record<string, unknown>, where: 'key' | 'value' = 'key') {
     this.violations.push({ path: path.join('.'), key, params: { ...this.at(path, where), ...params } });
   }
 
   run() {
-    const lowerCaseTypes = new Map(Object.keys(this.model.types).map((t) => [t.toLowerCase(), t]));
-    for (const [key, definition] of Object.entries(this.document)) {
-      if (!TYPE_KEY.test(key)) {
-        // A setting that is a type name in the wrong case is a typo, not a theme.
-        const meant = lowerCaseTypes.get(key.toLowerCase());
-        if (meant) this.report([key], 'profileTypeCase', { value: key, suggestion: meant });
-        continue;
-      }
-      const type = this.model.types[key];
-      if (!type) {
-        this.report([key], 'profileUnknownType', { value: key });
-        continue;
-      }
-      this.checkType(type, (definition as Definition | null) ?? {});
-    }
+    for (const key of this.top.types) this.checkType(this.model.types[key], (this.document[key] as Definition | null) ?? {});
   }
 
-  /** Groups a type's properties may name: its own and those of its supertypes' annotations. */
+  /** The entries a type has annotations from, itself last (vocabulary.ts). */
+  private chainOf(type: TypeDef): string[] {
+    return annotationChain(this.model, type.name, this.extendsOf);
+  }
+
+  /** Groups a type's properties may name: its own and those of its supertypes' and the extended type's annotations. */
   private groupsOf(type: TypeDef): Set<string> {
     const groups = new Set<string>();
-    for (const name of [type.name, ...type.supertypes]) {
+    for (const name of this.chainOf(type)) {
       for (const g of entriesOf((this.document[name] as Definition | null)?.groups)) groups.add(g.name);
     }
     return groups;
   }
 
-  /** Custom properties the type has from its supertypes' annotations, always (not by literal). */
+  /** Custom properties the type has from its supertypes' and the extended type's annotations, always (not by literal). */
   private inherited(type: TypeDef): Set<string> {
     const names = new Set<string>();
-    for (const name of type.supertypes) {
+    for (const name of this.chainOf(type)) {
+      if (name === type.name) continue;
       for (const c of entriesOf((this.document[name] as Definition | null)?.customProperties)) names.add(c.name);
     }
     return names;
   }
 
-  private checkType(type: TypeDef, definition: Definition) {
-    const groups = this.groupsOf(type);
-    const base: Path = [type.name];
-    for (const p of entriesOf(definition.properties)) {
+  private checkExtends(type: TypeDef, definition: Definition, base: Path) {
+    const extended = definition.extends;
+    if (typeof extended !== 'string') return;
+    const path = [...base, 'extends'];
+    const later = laterTypes(this.model);
+    if (!Object.hasOwn(this.model.types, extended) && !later.has(extended)) {
+      this.report(path, 'profileUnknownExtends', { value: extended, suggestion: nearestType(extended, [...Object.keys(this.model.types), ...later]) }, 'value');
+    } else if (Object.hasOwn(this.model.types, extended) && reaches(this.model, extended, type.name, this.extendsOf)) {
+      this.report(path, 'profileExtendsCycle', { value: extended, type: type.name }, 'value');
+    }
+  }
+
+  /** Standard properties and lists of a type's entry (or of one of its stereotypes). */
+  private checkProperties(type: TypeDef, groups: Set<string>, set: unknown, base: Path) {
+    for (const p of entriesOf(set)) {
       const path = [...base, 'properties', p.segment];
       const property = type.properties.find((d) => d.name === p.name);
       const list = type.lists.find((l) => l.name === p.name);
@@ -90,8 +122,25 @@ class Checker {
         continue;
       }
       this.checkGroup(type, groups, p.definition, path);
+      this.checkWidth(p.definition, path);
+      if (p.definition?.default !== undefined && (!property || !propertyDefault(property, p.definition.default))) {
+        this.report([...path, 'default'], 'profileInvalidDefault', { value: String(p.definition.default), dataType: property?.dataType ?? 'LIST' }, 'value');
+      }
       if (p.definition?.literals !== undefined) this.checkPropertyLiterals(type, groups, property, p.definition.literals, path);
     }
+  }
+
+  private checkWidth(definition: Definition | null, path: Path) {
+    if (definition?.width !== undefined && !isWidth(definition.width)) this.report([...path, 'width'], 'profileInvalidWidth', { value: String(definition.width) }, 'value');
+  }
+
+  private checkType(type: TypeDef, definition: Definition) {
+    const groups = this.groupsOf(type);
+    const base: Path = [type.name];
+    this.checkExtends(type, definition, base);
+    this.checkProperties(type, groups, definition.properties, base);
+    const stereotypes = entriesOf(definition.stereotypes);
+    for (const s of stereotypes) this.checkProperties(type, groups, s.definition?.properties, [...base, 'stereotypes', s.segment]);
     const declared = new Map<string, Path>();
     const always = new Set([...this.inherited(type), ...entriesOf(definition.customProperties).map((c) => c.name)]);
     this.checkCustomProperties(type, groups, definition.customProperties, [...base, 'customProperties'], declared, always, false);
@@ -101,6 +150,11 @@ class Checker {
         const path = [...base, 'properties', p.segment, 'literals', l.segment, 'customProperties'];
         this.checkCustomProperties(type, groups, l.definition?.customProperties, path, declared, always, true);
       }
+    }
+    // A stereotype's custom properties apply while the object has that stereotype: alternatives, as under literals.
+    // A profile's only place custom properties declared elsewhere, so they may name one the type always has.
+    for (const s of stereotypes) {
+      this.checkCustomProperties(type, groups, s.definition?.customProperties, [...base, 'stereotypes', s.segment, 'customProperties'], declared, always, this.kind === 'annotations');
     }
   }
 
@@ -143,9 +197,13 @@ class Checker {
       }
       if (!earlier) declared.set(c.name, at);
       this.checkGroup(type, groups, c.definition, at);
-      if (this.kind !== 'annotations' || !c.definition) continue;
-      const baseType = c.definition.baseType as BaseType;
-      if (c.definition.literals === undefined) continue;
+      this.checkWidth(c.definition, at);
+      if (this.kind !== 'annotations') continue;
+      const baseType = baseTypeOf(c.definition);
+      if (baseType === 'ID' && c.definition?.cardinality === 'MANY') this.report([...at, 'cardinality'], 'profileIdNotMany', { value: c.name }, 'value');
+      if (baseType === 'ENUM' && !entriesOf(c.definition?.literals).length) this.report(at, 'profileEnumWithoutLiterals', { value: c.name });
+      if (c.definition?.default !== undefined) this.checkCustomDefault(c.definition, baseType, at);
+      if (!c.definition || c.definition.literals === undefined) continue;
       if (!LITERAL_BASE_TYPES.has(baseType)) {
         this.report([...at, 'literals'], 'profileLiteralsNotPossible', { dataType: baseType });
         continue;
@@ -157,18 +215,33 @@ class Checker {
       }
     }
   }
+
+  /** A custom property's default is one of its values: of its base type, and one of its literals where it has some. */
+  private checkCustomDefault(definition: Definition, baseType: BaseType, at: Path) {
+    const value = definition.default;
+    const checked = checkScalar(baseType, value);
+    const literals = definition.literals === undefined ? null : entriesOf(definition.literals).map((l) => literalText(baseType, l.name));
+    const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value : null;
+    const fits = checked.ok && (!literals || (text !== null && literals.includes(literalText(baseType, text))));
+    if (!fits) this.report([...at, 'default'], 'profileInvalidDefault', { value: String(value), dataType: baseType }, 'value');
+  }
 }
 
-/** Two declarations under different literals of the same property are alternatives. */
+/** Where a path last goes into one of several alternatives: a literal, or a stereotype. */
+function lastChoice(path: Path): number {
+  return Math.max(path.lastIndexOf('literals'), path.lastIndexOf('stereotypes'));
+}
+
+/** Two declarations under different literals of the same property, or under different stereotypes, are alternatives. */
 function isAlternative(a: Path, b: Path): boolean {
-  const la = a.lastIndexOf('literals');
-  const lb = b.lastIndexOf('literals');
+  const la = lastChoice(a);
+  const lb = lastChoice(b);
   if (la < 0 || lb < 0 || la !== lb) return false;
-  return a.slice(0, la).join('\u0000') === b.slice(0, lb).join('\u0000') && a[la + 1] !== b[lb + 1];
+  return a.slice(0, la + 1).join('\u0000') === b.slice(0, lb + 1).join('\u0000') && a[la + 1] !== b[lb + 1];
 }
 
-export function checkAgainstMetamodel(kind: ProfileKind, document: Definition, model: Metamodel, at: Locator): Violation[] {
-  const checker = new Checker(kind, document, model, at);
+export function checkAgainstMetamodel(kind: ProfileKind, document: Definition, model: Metamodel, at: Locator, top: TopLevel): Violation[] {
+  const checker = new Checker(kind, document, model, at, top);
   checker.run();
   return checker.violations;
 }

@@ -15,7 +15,7 @@ export const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The limits of the metamodel's own STRING and TEXT properties. */
-export const TEXT_LIMITS: Partial<Record<BaseType, number>> = { STRING: 1000, TEXT: 100_000 };
+export const TEXT_LIMITS: Partial<Record<BaseType, number>> = { STRING: 1000, TEXT: 100_000, ID: 1000, ENUM: 1000 };
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-](\d{2}):(\d{2}))$/;
@@ -55,7 +55,11 @@ export function checkScalar(baseType: BaseType, value: unknown): Checked {
   switch (baseType) {
     case 'STRING':
     case 'TEXT':
+    case 'ENUM':
       return typeof value === 'string' && value.length <= TEXT_LIMITS[baseType]! && !UNSTORABLE.test(value) ? ok(value) : { ok: false };
+    case 'ID':
+      // An identifier says something: not empty, not only blanks.
+      return typeof value === 'string' && value.trim() !== '' && value.length <= TEXT_LIMITS.ID! && !UNSTORABLE.test(value) ? ok(value) : { ok: false };
     case 'INTEGER':
       return Number.isSafeInteger(value) ? ok(value) : { ok: false };
     case 'DECIMAL':
@@ -76,7 +80,7 @@ export function checkScalar(baseType: BaseType, value: unknown): Checked {
 }
 
 /** Base types whose values can be listed as literals. */
-export const LITERAL_BASE_TYPES = new Set<BaseType>(['STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'DATE']);
+export const LITERAL_BASE_TYPES = new Set<BaseType>(['STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'DATE', 'ENUM']);
 
 /**
  * A literal as the text a value is compared with (numbers in JavaScript's
@@ -93,6 +97,7 @@ export function literalText(baseType: BaseType, literal: string): string | null 
       return isDate(literal) ? literal : null;
     case 'STRING':
     case 'TEXT':
+    case 'ENUM':
       return literal;
     default:
       return null;

@@ -220,6 +220,27 @@ export class ObjectStore {
   }
 
 
+  /**
+   * Which objects of some types in a tenant hold each of some texts in their
+   * custom property `name` (custom properties of base type ID are unique
+   * within their type): value → technical keys. Writers of the same value
+   * wait for each other first (one lock per value, taken in sorted order),
+   * so that two transactions cannot both find a value free.
+   */
+  async customValueHolders(tenant: string, types: string[], name: string, values: string[]): Promise<Map<string, string[]>> {
+    const holders = new Map<string, string[]>();
+    if (!values.length) return holders;
+    const sorted = [...new Set(values)].sort();
+    const keys = sorted.map((v) => JSON.stringify(['customValue', this.db, tenant, name, v]));
+    await this.q.raw('select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(?::text[]) as k', [keys]);
+    const r = await this.q.raw(
+      `select id, custom->>? as value from ${this.s}.objects where tenant = ?::uuid and type = any(?) and custom->>? = any(?::text[])`,
+      [name, tenant, types, name, sorted],
+    );
+    for (const row of r.rows as { id: string; value: string }[]) holders.set(row.value, [...(holders.get(row.value) ?? []), row.id]);
+    return holders;
+  }
+
   /** Objects of some types in a tenant, found by label (top-level lists of all objects). */
   async byTypeAndLabel(tenant: string, types: string[], label: string): Promise<StoredObject[]> {
     const r = await this.q.raw(

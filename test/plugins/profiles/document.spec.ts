@@ -9,10 +9,15 @@ import { metamodel } from '../../../generated/metamodel.gen.ts';
 import { readProfile, type ReadResult } from '../../../plugins/profiles/document.ts';
 import type { ProfileKind } from '../../../plugins/profiles/schema.ts';
 import { TENANT_PROFILES } from '../../../plugins/profiles/catalog.ts';
+import { CompiledAnnotations } from '../../../plugins/profiles/rules.ts';
+import { resolveMetamodelFor } from '../../../plugins/profiles/resolved.ts';
 import type { Violation } from '../../../runtime/errors.ts';
-import { translate } from '../../../runtime/messages.ts';
+import { registerMessages, translate, type Language } from '../../../runtime/messages.ts';
+import { PROFILE_MESSAGES } from '../../../plugins/profiles/messages.ts';
 import { BANK, edited, fixture, INSURER, lineOf, VIEW } from './fixtures.ts';
-import '../../../plugins/profiles/messages.ts';
+
+// As the plugin loader does: the spec may run alone.
+for (const [language, texts] of Object.entries(PROFILE_MESSAGES)) registerMessages(language as Language, texts);
 
 const GENERATED = new URL('../../../generated/', import.meta.url).pathname;
 
@@ -111,11 +116,12 @@ describe('profiles: reading annotation and profile files', () => {
       const source = edited(fixture(BANK), '\nCollection:\n', '\nKollektion:\n');
       const v = only('annotations', source);
       expect(v).to.deep.include({ key: 'profileUnknownType', path: 'Kollektion' });
-      expect(v.params).to.include({ line: lineOf(source, 'Kollektion:'), column: 1, value: 'Kollektion' });
+      expect(v.params).to.include({ line: lineOf(source, 'Kollektion:'), column: 1, value: 'Kollektion', suggestion: 'Collection' });
     });
 
     it('a type name in the wrong case, which would otherwise pass as a setting', () => {
       const v = only('annotations', 'theme: {}\nclassifier:\n  label: X\n');
+      expect(translate('en', v.key, v.params)).to.match(/^Line 2, column 1: classifier is not a type; did you mean Classifier\?/);
       expect(v).to.deep.include({ key: 'profileTypeCase' });
       expect(v.params).to.include({ line: 2, column: 1, suggestion: 'Classifier' });
     });
@@ -125,20 +131,7 @@ describe('profiles: reading annotation and profile files', () => {
       const v = only('annotations', source);
       expect(v).to.deep.include({ key: 'profileUnknownBaseType', path: 'Scheme.customProperties.gültigAb.baseType' });
       expect(v.params).to.include({ line: lineOf(source, 'baseType: DATUM'), column: 17, value: 'DATUM' });
-      expect(translate('de', v.key, v.params)).to.equal(`Zeile ${v.params!.line}, Spalte 17: Der Basistyp DATUM ist unbekannt; erlaubt: STRING, TEXT, INTEGER, DECIMAL, BOOLEAN, DATE, DATETIME, REFERENCE.`);
-    });
-
-    it('a custom property without a base type, at its name', () => {
-      const v = only('annotations', 'Group:\n  customProperties:\n    turnus:\n      label: Turnus\n');
-      expect(v).to.deep.include({ key: 'profileMissingKey', path: 'Group.customProperties.turnus.baseType' });
-      expect(v.params).to.include({ line: 3, column: 5 });
-    });
-
-    it('keys that are not part of the format, with what is allowed', () => {
-      const v = only('annotations', 'Person:\n  properties:\n    givenName:\n      lable: Vorname\n');
-      expect(v).to.deep.include({ key: 'profileUnknownKey', path: 'Person.properties.givenName.lable' });
-      expect(v.params).to.include({ line: 4, column: 7, value: 'lable' });
-      expect(String(v.params!.allowed)).to.contain('label');
+      expect(translate('de', v.key, v.params)).to.equal(`Zeile ${v.params!.line}, Spalte 17: Der Basistyp DATUM ist unbekannt; erlaubt: STRING, TEXT, INTEGER, DECIMAL, BOOLEAN, DATE, DATETIME, REFERENCE, ID, ENUM.`);
     });
 
     it('values of the wrong shape', () => {
@@ -229,13 +222,234 @@ describe('profiles: reading annotation and profile files', () => {
       expect(only('annotations', 'theme: &t\n  b: {c: *t}\n')).to.deep.include({ key: 'profileAliasesExpand' });
     });
 
+    it('thousands of settings that hold properties (a file of 1 MB), without comparing each with every type', () => {
+      const keys = Array.from({ length: 5000 }, (_, i) => `${'Unbekannt'.repeat(20)}${i}: { properties: {} }`).join('\n');
+      const started = Date.now();
+      const violations = refused('annotations', `${keys}\n`);
+      expect(Date.now() - started).to.be.below(3000);
+      expect(violations).to.have.length(51);
+      expect(violations[0]).to.deep.include({ key: 'profileUnknownType' });
+      expect(violations[50]).to.deep.include({ key: 'profileTooManyProblems', params: { count: 4950 } });
+    });
+
     it('many problems at once, sorted by position and summarized past fifty', () => {
-      const types = Array.from({ length: 60 }, (_, i) => `Typ${String(i).padStart(2, '0')}: {}`).join('\n');
+      const types = Array.from({ length: 60 }, (_, i) => `Typ${String(i).padStart(2, '0')}: { properties: {} }`).join('\n');
       const violations = refused('annotations', `${types}\n`);
       expect(violations).to.have.length(51);
       expect(violations[0].params).to.include({ line: 1 });
       expect(violations[49].params).to.include({ line: 50 });
       expect(violations[50]).to.deep.include({ key: 'profileTooManyProblems', params: { count: 10 } });
+    });
+  });
+  describe('the vocabulary of the original product (decisions §7.5)', () => {
+    const accepted = (source: string, kind: ProfileKind = 'annotations') => {
+      const r = read(kind, source);
+      expect(r.ok, JSON.stringify(r)).to.equal(true);
+      return (r as { document: Record<string, any> }).document;
+    };
+
+    it('accepts every key of the vocabulary at type, group, stereotype, property, custom property and literal level', () => {
+      const document = accepted([
+        'Classifier:',
+        '  label: Geschäftsobjekt',
+        '  plural: Geschäftsobjekte',
+        '  pluralEn: Business objects',
+        '  gender: n',
+        '  icon: fa-cube',
+        '  extends: Collection',
+        '  order: 10',
+        '  hidden: false',
+        '  groups:',
+        '    kern: { label: Kern, icon: fa-star, order: 1 }',
+        '  stereotypes:',
+        '    entität:',
+        '      label: Entität',
+        '      labelEn: Entity',
+        '      icon: fa-database',
+        '      properties:',
+        '        title: { label: Fachbegriff, width: 300, placeholder: z. B. Kunde }',
+        '      customProperties:',
+        '        schlüsselattribut: { label: Schlüsselattribut }',
+        '    wertobjekt: { label: Wertobjekt, icon: fa-gem }',
+        '  properties:',
+        '    title: { width: 40%, placeholder: Fachlicher Name, group: kern }',
+        '    status:',
+        '      default: WORKING',
+        '      literals:',
+        '        WORKING: { label: In Arbeit, group: offen, order: 2 }',
+        '        FINAL: { label: Freigegeben, group: abgeschlossen, order: 1, icon: fa-check }',
+        '  customProperties:',
+        '    kennung: { baseType: ID, label: Kennung, width: 12em }',
+        '    kurzname: { label: Kurzname, placeholder: max. 20 Zeichen, default: "" }',
+        '    bemerkung:',
+        '    schutzklasse:',
+        '      baseType: ENUM',
+        '      default: intern',
+        '      literals:',
+        '        öffentlich: { group: unkritisch, order: 1 }',
+        '        intern: { group: unkritisch, order: 2 }',
+        '        vertraulich: { group: kritisch, order: 3 }',
+        '    prüfintervall: { baseType: INTEGER, default: 12, width: 80 }',
+        '',
+      ].join('\n'));
+      expect(document.Classifier.customProperties.bemerkung).to.equal(null);
+    });
+
+    it('keeps keys it does not know, at every level inside a type, and ignores them', () => {
+      const document = accepted([
+        'Classifier:',
+        '  sortierung: alphabetisch',
+        '  groups: { kern: { farbe: blau } }',
+        '  stereotypes: { entität: { farbe: grün, properties: { title: { tooltip: x } } } }',
+        '  properties:',
+        '    lable: Tippfehler auf Typebene',
+        '    title: { lable: Vorname, tooltipPosition: oben }',
+        '    status: { literals: { FINAL: { farbe: grün } } }',
+        '  customProperties:',
+        '    kennung: { baseType: ID, suchbar: true }',
+        '',
+      ].join('\n').replace('    lable: Tippfehler auf Typebene\n', ''));
+      expect(document.Classifier.sortierung).to.equal('alphabetisch');
+      expect(document.Classifier.properties.title.tooltipPosition).to.equal('oben');
+    });
+
+    it('keeps top-level keys that are not types as settings, whatever their case', () => {
+      const document = accepted('Theme:\n  farbe: "#003366"\ntheme: { name: Blau }\nstartseite: { kacheln: [schemes] }\nStartseite: Willkommen\nMENÜ: [a, b]\nClassifier: {}\n');
+      expect(Object.keys(document)).to.deep.equal(['Theme', 'theme', 'startseite', 'Startseite', 'MENÜ', 'Classifier']);
+    });
+
+    it('keeps the types decisions §7.1 adds later, their entries checked for shape only', () => {
+      accepted([
+        'Dataset:',
+        '  label: Datensatz',
+        '  icon: fa-table',
+        '  properties:',
+        '    accrualPeriodicity: { label: Aktualisierungsintervall, width: 200 }',
+        '  customProperties:',
+        '    aufbewahrung: { baseType: INTEGER }',
+        'DataDomainModel: { label: Fachdomänenmodell, extends: Scheme }',
+        'ReferenceObject: { label: Referenzobjekt }',
+        'Distribution: {}',
+        'System: { plural: Systeme }',
+        'Usage: {}',
+        'Post: { label: Stelle }',
+        'Classifier: { extends: Dataset }',
+        '',
+      ].join('\n'));
+      const v = only('annotations', 'Dataset:\n  customProperties:\n    aufbewahrung: { baseType: ZAHL }\n');
+      expect(v).to.deep.include({ key: 'profileUnknownBaseType', path: 'Dataset.customProperties.aufbewahrung.baseType' });
+      expect(v.params).to.include({ line: 3, column: 31 });
+    });
+
+    describe('refuses a setting that looks like a type meant, naming the nearest type', () => {
+      it('one that holds properties or customProperties', () => {
+        let v = only('annotations', 'theme: {}\nGeschaeftsobjekt:\n  label: X\n  customProperties:\n    a: {}\n');
+        expect(v).to.deep.include({ key: 'profileUnknownType', path: 'Geschaeftsobjekt' });
+        expect(v.params).to.include({ line: 2, column: 1, value: 'Geschaeftsobjekt' });
+        v = only('annotations', 'Organisationen:\n  properties:\n    label: { label: Name }\n');
+        expect(v.params).to.include({ line: 1, column: 1, value: 'Organisationen', suggestion: 'Organization' });
+        expect(translate('de', v.key, v.params)).to.equal('Zeile 1, Spalte 1: Der Typ Organisationen ist unbekannt (er enthält properties oder customProperties, die nur Typen haben); der nächstliegende Typ ist Organization.');
+        // Deeper down, `properties` is a setting's own business.
+        accepted('startseite:\n  kachel:\n    properties: { farbe: rot }\n');
+      });
+
+      it('one that differs from a type name by letter case alone, also from a type known later', () => {
+        for (const [key, suggestion] of [['classifier', 'Classifier'], ['PERSON', 'Person'], ['dataset', 'Dataset'], ['businessAttribute', 'BusinessAttribute']]) {
+          const v = only('annotations', `theme: {}\n${key}:\n  label: X\n`);
+          expect(v, key).to.deep.include({ key: 'profileTypeCase', path: key });
+          expect(v.params, key).to.include({ line: 2, column: 1, value: key, suggestion });
+        }
+      });
+
+      it('one that differs from a type name by one letter', () => {
+        for (const [key, suggestion] of [['Classifer', 'Classifier'], ['Persons', 'Person'], ['Grup', 'Group'], ['Datasets', 'Dataset'], ['Schema', 'Scheme']]) {
+          const v = only('annotations', `startseite: {}\n${key}:\n  label: X\n`);
+          expect(v, key).to.deep.include({ key: 'profileTypeTypo', path: key });
+          expect(v.params, key).to.include({ line: 2, column: 1, value: key, suggestion });
+          expect(translate('en', v.key, v.params), key).to.equal(`Line 2, column 1: ${key} is not a type; did you mean ${suggestion}? A setting must not differ from a type name by one letter only.`);
+        }
+      });
+    });
+
+    describe('refuses a known key with a wrong value, at its line and column', () => {
+      const cases: [string, string, string, Record<string, unknown>][] = [
+        ['type plural', 'Classifier:\n  plural: [a, b]\n', 'profileShapeText', { line: 2, column: 11 }],
+        ['type pluralEn', 'Classifier:\n  pluralEn: 3\n', 'profileShapeText', { line: 2, column: 13 }],
+        ['type gender', 'Classifier:\n  gender: { m: 1 }\n', 'profileShapeText', { line: 2, column: 11 }],
+        ['type icon', 'Classifier:\n  icon: true\n', 'profileShapeText', { line: 2, column: 9 }],
+        ['type order', 'Classifier:\n  order: zuerst\n', 'profileShapeNumber', { line: 2, column: 10 }],
+        ['type hidden', 'Classifier:\n  hidden: ja\n', 'profileShapeBoolean', { line: 2, column: 11 }],
+        ['type extends, not text', 'Classifier:\n  extends: [Collection]\n', 'profileShapeText', { line: 2, column: 12 }],
+        ['type extends, unknown type', 'Classifier:\n  extends: Kollektion\n', 'profileUnknownExtends', { line: 2, column: 12, value: 'Kollektion', suggestion: 'Collection' }],
+        ['type extends, itself', 'Classifier:\n  extends: Classifier\n', 'profileExtendsCycle', { line: 2, column: 12, value: 'Classifier' }],
+        ['type extends, its subtype', 'Asset:\n  extends: Processing\n', 'profileExtendsCycle', { line: 2, column: 12, value: 'Processing', type: 'Asset' }],
+        ['stereotypes', 'Classifier:\n  stereotypes: Entität\n', 'profileShapeMappingOrSequence', { line: 2, column: 16 }],
+        ['stereotype label', 'Classifier:\n  stereotypes:\n    entität: { label: [Entität] }\n', 'profileShapeText', { line: 3, column: 23 }],
+        ['stereotype icon', 'Classifier:\n  stereotypes:\n    entität:\n      icon: 7\n', 'profileShapeText', { line: 4, column: 13 }],
+        ['stereotype properties', 'Classifier:\n  stereotypes:\n    entität:\n      properties:\n        titel: { label: Titel }\n', 'profileUnknownProperty', { line: 5, column: 9, value: 'titel' }],
+        ['stereotype customProperties', 'Classifier:\n  stereotypes:\n    entität:\n      customProperties: [a]\n', 'profileShapeMappingOrNothing', { line: 4, column: 25 }],
+        ['property width', 'Person:\n  properties:\n    email: { width: breit }\n', 'profileInvalidWidth', { line: 3, column: 21, value: 'breit' }],
+        ['property width, zero', 'Person:\n  properties:\n    email: { width: 0 }\n', 'profileInvalidWidth', { line: 3, column: 21 }],
+        ['property width, shape', 'Person:\n  properties:\n    email: { width: [1] }\n', 'profileShapeWidth', { line: 3, column: 21 }],
+        ['property placeholder', 'Person:\n  properties:\n    email:\n      placeholder: { text: x }\n', 'profileShapeText', { line: 4, column: 20 }],
+        ['property default, not of the enumeration', 'Classifier:\n  properties:\n    status: { default: FERTIG }\n', 'profileInvalidDefault', { line: 3, column: 24, value: 'FERTIG', dataType: 'ENUMERATION' }],
+        ['property default, of a reference', 'Classifier:\n  properties:\n    specializes: { default: x }\n', 'profileInvalidDefault', { line: 3, column: 29, dataType: 'REFERENCE' }],
+        ['custom default, not of the base type', 'Group:\n  customProperties:\n    anzahl: { baseType: INTEGER, default: viele }\n', 'profileInvalidDefault', { line: 3, column: 43, value: 'viele', dataType: 'INTEGER' }],
+        ['custom default, not a literal', 'Group:\n  customProperties:\n    farbe:\n      default: lila\n      literals: [rot, grün]\n', 'profileInvalidDefault', { line: 4, column: 16, value: 'lila', dataType: 'STRING' }],
+        ['custom width', 'Group:\n  customProperties:\n    farbe: { width: -3 }\n', 'profileInvalidWidth', { line: 3, column: 21 }],
+        ['literal group', 'Classifier:\n  properties:\n    status:\n      literals:\n        FINAL: { group: [a] }\n', 'profileShapeText', { line: 5, column: 25 }],
+        ['literal order', 'Classifier:\n  properties:\n    status:\n      literals:\n        FINAL: { order: erstes }\n', 'profileShapeNumber', { line: 5, column: 25 }],
+        ['baseType', 'Group:\n  customProperties:\n    kennung: { baseType: UUID }\n', 'profileUnknownBaseType', { line: 3, column: 26, value: 'UUID' }],
+        ['ID with cardinality MANY', 'Group:\n  customProperties:\n    kennung: { baseType: ID, cardinality: MANY }\n', 'profileIdNotMany', { line: 3, column: 43, value: 'kennung' }],
+        ['ID with literals', 'Group:\n  customProperties:\n    kennung: { baseType: ID, literals: [a] }\n', 'profileLiteralsNotPossible', { line: 3, column: 30, dataType: 'ID' }],
+        ['stereotype property literal declaring', 'Classifier:\n  stereotypes:\n    entität:\n      properties:\n        status:\n          literals:\n            FINAL:\n              label: Fertig\n              customProperties: { x: {} }\n', 'profileStereotypeLiteralCustom', { line: 9, column: 15 }],
+        ['ENUM without literals', 'Group:\n  customProperties:\n    farbe: { baseType: ENUM }\n', 'profileEnumWithoutLiterals', { line: 3, column: 5, value: 'farbe' }],
+      ];
+      for (const [what, source, key, params] of cases) {
+        it(what, () => {
+          const v = only('annotations', source);
+          expect(v.key, JSON.stringify(v)).to.equal(key);
+          expect(v.params).to.include(params);
+          expect(translate('de', v.key, v.params)).to.match(new RegExp(`^Zeile ${params.line}, Spalte ${params.column}: `));
+        });
+      }
+    });
+
+    it('stereotypes are alternatives: two may declare the same custom property, not one the type always has', () => {
+      accepted('Classifier:\n  stereotypes:\n    a: { customProperties: { x: {} } }\n    b: { customProperties: { x: { baseType: INTEGER } } }\n');
+      const v = only('annotations', 'Classifier:\n  customProperties:\n    x: {}\n  stereotypes:\n    a:\n      customProperties:\n        x: {}\n');
+      expect(v).to.deep.include({ key: 'profileDeclaredTwice' });
+      expect(v.params).to.include({ line: 7, column: 9, otherLine: 3 });
+    });
+
+    it('extends: groups and custom properties of the extended type count for the extending one', () => {
+      accepted('Collection:\n  groups: [betrieb]\nClassifier:\n  extends: Collection\n  properties:\n    title: { group: betrieb }\n');
+      const v = only('annotations', 'Collection:\n  customProperties:\n    x: {}\nClassifier:\n  extends: Collection\n  properties:\n    status:\n      literals:\n        FINAL:\n          customProperties:\n            x: {}\n');
+      expect(v.key).to.equal('profileDeclaredTwice');
+      // Cycles through two entries.
+      const cycle = refused('annotations', 'Collection:\n  extends: Classifier\nClassifier:\n  extends: Collection\n');
+      expect(cycle.map((c) => [c.key, c.params!.line])).to.deep.equal([['profileExtendsCycle', 2], ['profileExtendsCycle', 4]]);
+    });
+
+    it('names of the object prototype are no types, settings that hold properties are refused, extends to them too', () => {
+      expect(only('annotations', 'Classifier:\n  extends: constructor\n')).to.deep.include({ key: 'profileUnknownExtends' });
+      expect(only('annotations', 'Classifier:\n  extends: __proto__\n')).to.deep.include({ key: 'profileUnknownExtends' });
+      expect(only('annotations', '__proto__:\n  properties: {}\n')).to.deep.include({ key: 'profileUnknownType', path: '__proto__' });
+      const document = accepted('constructor: { a: 1 }\ntoString: x\nhasOwnProperty: [1]\nDataset: { extends: constructor }\nClassifier:\n  extends: Dataset\n  stereotypes:\n    __proto__: { icon: x }\n    constructor: { customProperties: { a: {} } }\n');
+      const rules = new CompiledAnnotations(document, metamodel);
+      expect([...rules.rulesOf('Classifier').byProperty.get('stereotype')!.keys()]).to.deep.equal(['constructor']);
+      expect(rules.rulesOf('constructor').always.size).to.equal(0);
+      const resolved = resolveMetamodelFor(metamodel, [{ kind: 'annotations', document }], {}, 'de') as Record<string, any>;
+      expect(resolved.types.Classifier.stereotypes.map((st: { name: string }) => st.name)).to.have.members(['__proto__', 'constructor']);
+      expect(resolved.types.Classifier.extends).to.equal(undefined);
+      expect(Object.keys(resolved.settings)).to.deep.equal(['constructor', 'toString', 'hasOwnProperty']);
+    });
+
+    it('a profile places custom properties (width, placeholder) but still declares nothing', () => {
+      accepted('Classifier:\n  customProperties:\n    kennung: { width: 120, placeholder: K-0000, order: 1 }\n  stereotypes:\n    entität: { icon: fa-db, customProperties: { kennung: { width: 200 } } }\n', 'profile');
+      const v = only('profile', 'Classifier:\n  stereotypes:\n    entität:\n      customProperties:\n        x: { baseType: ID }\n');
+      expect(v).to.deep.include({ key: 'profileDeclaresCustom' });
+      expect(v.params).to.include({ line: 5, column: 14, value: 'baseType' });
     });
   });
 });

@@ -259,7 +259,7 @@ describe('profiles: the profile interface', () => {
       const body = await r.json();
       expect(body.message).to.equal('Die Anfrage ist ungültig.');
       expect(body.violations).to.deep.equal([{
-        message: `Zeile ${lineOf(source, 'GLEITKOMMA')}, Spalte 17: Der Basistyp GLEITKOMMA ist unbekannt; erlaubt: STRING, TEXT, INTEGER, DECIMAL, BOOLEAN, DATE, DATETIME, REFERENCE.`,
+        message: `Zeile ${lineOf(source, 'GLEITKOMMA')}, Spalte 17: Der Basistyp GLEITKOMMA ist unbekannt; erlaubt: STRING, TEXT, INTEGER, DECIMAL, BOOLEAN, DATE, DATETIME, REFERENCE, ID, ENUM.`,
         path: 'Asset.customProperties.qualitätsindex.baseType',
       }]);
       const typo = edited(stored, '\nGroup:\n', '\nGruppe:\n');

@@ -134,7 +134,7 @@ describe('profiles: GET /api/<db>/metamodel', () => {
     const other = await get({ tenant: 'Nordlicht', language: 'de' });
     expect(other.status).to.equal(200);
     const text = await other.text();
-    for (const leaked of ['Fachlicher Name', 'stereotyp', 'Musterbank', 'Steuerung']) expect(text).not.to.contain(leaked);
+    for (const leaked of ['Fachlicher Name', '"stereotyp"', 'Musterbank', 'Steuerung']) expect(text).not.to.contain(leaked);
     expect(JSON.parse(text).settings).to.deep.equal({});
     // A user of the other tenant reads its own; naming this tenant gets nothing of it.
     const northReader = { loginId: 'nordleser', password: secret('nordleser-geheim-7') };
@@ -201,15 +201,18 @@ describe('profiles: GET /api/<db>/metamodel', () => {
       document: {
         Classifier: {
           icon: 'table',
-          properties: { title: { width: 40, placeholder: 'z. B. Kunde' }, status: { literals: { FINAL: { customProperties: { freigabe: { baseType: 'DATETIME' } } } } } },
+          farbe: 'blau',
+          properties: { title: { width: 40, placeholder: 'z. B. Kunde', tooltip: 'oben' }, status: { literals: { FINAL: { customProperties: { freigabe: { baseType: 'DATETIME' } } } } } },
           customProperties: { art: { baseType: 'STRING', literals: { Tabelle: { customProperties: { zeilen: { baseType: 'INTEGER' } } } } } },
         },
       },
     }];
     const resolved = resolveMetamodelFor(model, layers, {}, 'de') as Json;
     const classifier = resolved.types.Classifier;
-    expect(classifier.annotations).to.deep.equal({ icon: 'table' });
-    expect(property(classifier, 'title').annotations).to.deep.equal({ width: 40, placeholder: 'z. B. Kunde' });
+    expect(classifier.annotations).to.deep.equal({ farbe: 'blau' });
+    expect(classifier.icon).to.equal('table');
+    expect(property(classifier, 'title').annotations).to.deep.equal({ tooltip: 'oben' });
+    expect(property(classifier, 'title')).to.include({ width: 40, placeholder: 'z. B. Kunde' });
     expect(property(classifier, 'freigabe')).to.include({ custom: true, baseType: 'DATETIME' });
     expect(property(classifier, 'freigabe').when).to.deep.equal({ property: 'status', literal: 'FINAL' });
     expect(property(classifier, 'zeilen').when).to.deep.equal({ property: 'art', literal: 'Tabelle' });
