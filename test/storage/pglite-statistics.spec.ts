@@ -15,7 +15,7 @@ describe('embedded database: statistics', function () {
 
   before(async function () {
     // One run is enough: the PostgreSQL run would open the same embedded database.
-    if (process.env.TEST_DATABASE_URL) this.skip();
+    if (process.env.SERVICE_TEST_DATABASE_URL) this.skip();
     storage = await openStorage({ dataDir: 'memory://' });
   });
   after(() => storage?.close());

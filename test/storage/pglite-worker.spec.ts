@@ -74,6 +74,11 @@ describe('embedded database in a thread of its own', function () {
   let storage: Storage;
   let log: ReturnType<typeof recordingLog>;
 
+  before(function () {
+    // One run is enough: the PostgreSQL run would test the same embedded database again.
+    if (process.env.SERVICE_TEST_DATABASE_URL) this.skip();
+  });
+
   beforeEach(async () => {
     log = recordingLog();
     storage = await openStorage({ dataDir: 'memory://', log });
