@@ -92,6 +92,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
       for (const task of viewTasks) await task(q, db);
     },
     migrations,
+    defaultTenantLabel: config.defaultTenantLabel,
   }, generated.viewsSql);
   const directory = createDirectory(knex, config.adminUsers);
   const drivers: { driver: AuthDriver; phase: number }[] = [];
