@@ -40,12 +40,14 @@ export function parentRelationNames(model: Metamodel, typeName: string): string[
 
 /**
  * The lists of the metamodel as the look-up of non-empty lists needs them:
- * child lists by name, with the concrete types that have one of that name;
- * inverse lists with the property of their items that names the owner.
+ * the child lists of each concrete type; inverse lists with the property of
+ * their items that names the owner; the types whose parent relation needs
+ * the parent's type (those without an owner reference).
  */
 export interface ListPlan {
-  children: { name: string; ownerTypes: string[] }[];
+  children: { type: string; lists: string[] }[];
   inverse: { name: string; ownerTypes: string[]; itemTypes: string[]; property: string }[];
+  parentTyped: string[];
 }
 
 const PLANS = new WeakMap<Metamodel, ListPlan>();
@@ -58,23 +60,19 @@ export function listPlanOf(model: Metamodel): ListPlan {
 }
 
 function makeListPlan(model: Metamodel): ListPlan {
-  const children = new Map<string, Set<string>>();
+  const concrete = Object.values(model.types).filter((t) => !t.abstract).sort((a, b) => (a.name < b.name ? -1 : 1));
   const inverse = new Map<string, { name: string; ownerTypes: Set<string>; itemTypes: string[]; property: string }>();
-  for (const t of Object.values(model.types)) {
-    if (t.abstract) continue;
-    for (const l of t.lists) {
-      if (!l.inverseOf) {
-        children.set(l.name, (children.get(l.name) ?? new Set()).add(t.name));
-        continue;
-      }
+  for (const t of concrete) {
+    for (const l of t.lists.filter((x) => x.inverseOf)) {
       const key = `${l.name} ${l.inverseOf} ${l.itemTypes.join(',')}`;
-      const entry = inverse.get(key) ?? { name: l.name, ownerTypes: new Set<string>(), itemTypes: [...l.itemTypes].sort(), property: l.inverseOf };
+      const entry = inverse.get(key) ?? { name: l.name, ownerTypes: new Set<string>(), itemTypes: [...l.itemTypes].sort(), property: l.inverseOf! };
       entry.ownerTypes.add(t.name);
       inverse.set(key, entry);
     }
   }
   return {
-    children: [...children].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, owners]) => ({ name, ownerTypes: [...owners].sort() })),
+    children: concrete.map((t) => ({ type: t.name, lists: t.lists.filter((l) => !l.inverseOf).map((l) => l.name) })).filter((c) => c.lists.length),
     inverse: [...inverse.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((e) => ({ ...e, ownerTypes: [...e.ownerTypes].sort() })),
+    parentTyped: concrete.filter((t) => !t.ownerProperty && parentTypesOf(model, t.name).length).map((t) => t.name),
   };
 }

@@ -64,26 +64,32 @@ const inTypes = (types: string[]) => `(${types.map(literal).join(', ')})`;
  * The columns \`link_parent_type\` and \`link_lists\` of the objects the alias
  * names (columns id, type, tenant, parent_id, and \`at\` when \`history\`): one
  * indexed probe per list the object's type has (objects_children, or
- * objects_type for an inverse list) and one for the parent, all inside the
- * statement that reads the object or its page, never a statement per list.
- * With \`history\` the probes read the history table as of each row's \`at\`,
- * as the as-of read itself does (history_children, history_type).
+ * objects_type for an inverse list) and one for the parent where its type
+ * names the relation, all inside the statement that reads the object or its
+ * page, never a statement per list. The child lists are probed by one
+ * subquery over the type's list names, so that the statement has a handful
+ * of subplans whatever the metamodel's size. With \`history\` the probes read
+ * the history table as of each row's \`at\`, as the as-of read itself does
+ * (history_children, history_type).
  */
 function linkColumns(s: string, plan: ListPlan, alias: string, history = false): string {
   const a = alias;
   const table = history ? 'history' : 'objects';
   const asOf = history ? ` and c.operation <> 'delete' and c.valid_from <= ${a}.at and (c.valid_to is null or c.valid_to > ${a}.at)` : '';
-  const cases = [
-    ...plan.children.map((l) => `case when ${a}.type in ${inTypes(l.ownerTypes)} then case when exists (select 1 from ${s}.${table} c
-        where c.parent_id = ${a}.id and c.list = ${literal(l.name)}${asOf}) then ${literal(l.name)} end end`),
-    ...plan.inverse.map((l) => `case when ${a}.type in ${inTypes(l.ownerTypes)} then case when exists (select 1 from ${s}.${table} c
-        where c.tenant = ${a}.tenant and c.type in ${inTypes(l.itemTypes)} and c.${history ? 'row' : 'props'}->>${literal(l.property)} = ${a}.id::text${asOf})
-        then ${literal(l.name)} end end`),
-  ];
-  const parent = history
+  const listsOfType = plan.children.length
+    ? `case ${a}.type ${plan.children.map((c) => `when ${literal(c.type)} then array[${c.lists.map(literal).join(', ')}]::text[]`).join(' ')} else array[]::text[] end`
+    : 'array[]::text[]';
+  const children = `array(select l.name from unnest(${listsOfType}) l(name)
+    where exists (select 1 from ${s}.${table} c where c.parent_id = ${a}.id and c.list = l.name${asOf}))`;
+  const inverse = plan.inverse.map((l) => `case when ${a}.type in ${inTypes(l.ownerTypes)} then case when exists (select 1 from ${s}.${table} c
+      where c.tenant = ${a}.tenant and c.type in ${inTypes(l.itemTypes)} and c.${history ? 'row' : 'props'}->>${literal(l.property)} = ${a}.id::text${asOf})
+      then ${literal(l.name)} end end`);
+  const lists = inverse.length ? `${children} || array_remove(array[${inverse.join(', ')}]::text[], null)` : children;
+  const parentType = history
     ? `(select p.type from ${s}.history p where p.id = ${a}.parent_id order by p.version desc limit 1)`
     : `(select p.type from ${s}.objects p where p.id = ${a}.parent_id)`;
-  return `${parent} as link_parent_type, ${cases.length ? `array_remove(array[${cases.join(', ')}]::text[], null)` : `array[]::text[]`} as link_lists`;
+  const parent = plan.parentTyped.length ? `case when ${a}.type in ${inTypes(plan.parentTyped)} then ${parentType} end` : 'null::text';
+  return `${parent} as link_parent_type, ${lists} as link_lists`;
 }
 
 function factsOf(r: { link_parent_type: string | null; link_lists: string[] }): LinkFacts {
