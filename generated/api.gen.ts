@@ -3981,7 +3981,12 @@ export interface components {
         /** @description Something that is done. */
         Activity: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -4099,7 +4104,20 @@ export interface components {
         /** @description Anything that can be held responsible for; every metadata object type specializes it. */
         Asset: {
             _links: {
+                /** @description The parent object, named after the relation that holds this one. */
+                agentOf?: components["schemas"]["Link"];
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                hasDomain?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inEnumeration?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inOrganization?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -4369,8 +4387,11 @@ export interface components {
         /** @description A property of a classifier. */
         BusinessAttribute: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
                 hasDomain?: components["schemas"]["Link"];
                 hasRange?: components["schemas"]["Link"];
@@ -4536,8 +4557,14 @@ export interface components {
         /** @description A business object type, such as Customer or Contract. */
         Classifier: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list attributes; present only while it holds something. */
                 attributes?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -4676,12 +4703,21 @@ export interface components {
         /** @description A folder of a scheme. */
         Collection: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list classifiers; present only while it holds something. */
                 classifiers?: components["schemas"]["Link"];
+                /** @description The list collections; present only while it holds something. */
                 collections?: components["schemas"]["Link"];
+                /** @description The list enumerations; present only while it holds something. */
                 enumerations?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
+                /** @description The list processings; present only while it holds something. */
                 processings?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
             };
@@ -4961,7 +4997,13 @@ export interface components {
         /** @description A list of allowed values. */
         Enumeration: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
+                /** @description The list literals; present only while it holds something. */
                 literals?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
@@ -5094,7 +5136,10 @@ export interface components {
         /** @description A group of persons, such as a committee or a role. */
         Group: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inOrganization?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -5223,7 +5268,10 @@ export interface components {
         /** @description One allowed value of an enumeration. */
         Literal: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inEnumeration?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -5343,11 +5391,17 @@ export interface components {
         /** @description A company, department or team. */
         Organization: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list groups; present only while it holds something. */
                 groups?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inOrganization?: components["schemas"]["Link"];
+                /** @description The list organizations; present only while it holds something. */
                 organizations?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
+                /** @description The list persons; present only while it holds something. */
                 persons?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
             };
@@ -5462,6 +5516,7 @@ export interface components {
         Person: {
             _links: {
                 agentOf?: components["schemas"]["Link"];
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
@@ -5594,7 +5649,12 @@ export interface components {
         /** @description A processing of data, such as a job, a report or a business process. */
         Processing: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -6067,6 +6127,22 @@ export interface components {
         /** @description Common properties of every object the service keeps. */
         Resource: {
             _links: {
+                /** @description The parent object, named after the relation that holds this one. */
+                agentOf?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                attributionFor?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                derivationFor?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                hasDomain?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inEnumeration?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inOrganization?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -6145,12 +6221,17 @@ export interface components {
         /** @description A business data model; the root of collections, classifiers and enumerations. */
         Scheme: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list classifiers; present only while it holds something. */
                 classifiers?: components["schemas"]["Link"];
+                /** @description The list collections; present only while it holds something. */
                 collections?: components["schemas"]["Link"];
+                /** @description The list enumerations; present only while it holds something. */
                 enumerations?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
+                /** @description The list processings; present only while it holds something. */
                 processings?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
             };
