@@ -9,7 +9,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useState } from 'prea
 import { LocationProvider, useLocation } from 'preact-iso';
 import { Api, ApiError, type Metamodel, type ServiceConfig, type WebSession } from './api.ts';
 import { initialLanguage, keepLanguage, translate, type Language } from './i18n.ts';
-import { AppContext, typeOfPlural, useApp, type AppState } from './state.ts';
+import { AppContext, useApp, type AppState } from './state.ts';
 import { SignIn } from './signin.tsx';
 import { Header } from './header.tsx';
 import { contentLists, Tree, TREE_PAGE } from './tree.tsx';
@@ -142,10 +142,12 @@ function App() {
 
 /**
  * Starts the calls a page of the database will make as soon as the session
- * is known: the object the address names, and, from the metamodel this tab
- * last saw (if any), the tree's root lists and the object's lists. The
+ * is known: the metamodel, the object the address names, and, from the
+ * metamodel this tab last saw (if any), the tree's root lists. The
  * components take these answers when they ask (Api.prefetch); an answer
- * nobody takes is dropped.
+ * nobody takes is dropped. The object's lists are not among them: the
+ * object links only those that hold something (decisions §7.3), and only
+ * those are asked for once it is there.
  */
 function prefetchPage(db: string, plural?: string, id?: string) {
   // First, so that it is not behind the others for one of the browser's six connections.
@@ -155,10 +157,6 @@ function prefetchPage(db: string, plural?: string, id?: string) {
   if (!meta) return;
   for (const type of Object.values(meta.types)) {
     if (type.root && !type.abstract && !type.hidden && contentLists(meta, type).length) api.prefetch(`/rest/${encodeURIComponent(db)}/${type.plural}?limit=${TREE_PAGE}`);
-  }
-  const type = plural && id ? typeOfPlural(meta, plural) : undefined;
-  for (const list of type?.lists ?? []) {
-    if (!list.hidden) api.prefetch(`${objectPath(db, plural!, id!)}/${list.name}?limit=${TREE_PAGE}`);
   }
 }
 
