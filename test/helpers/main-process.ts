@@ -1,27 +1,11 @@
 /** runtime/main.ts in a process of its own, as `npm start` runs it when the flags are HEAP_FLAGS. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { expect } from 'chai';
 import { storageEnv } from './service.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+export { freePort } from './ports.ts';
 
-/**
- * A loopback port nothing listens on: the system hands one out and it is
- * given back at once, for a child process to listen on. (A random number
- * would fall among the ports the system hands out to others, such as a
- * second test run at the same time.)
- */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+const ROOT = new URL('../..', import.meta.url).pathname;
 
 export interface MainProcess {
   child: ChildProcess;
