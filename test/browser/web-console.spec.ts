@@ -131,6 +131,9 @@ describe('user interface: the query console', function () {
     expect(await again.count()).to.equal(1);
     const listed = await rest(web, 'GET', `/api/${db}/jobs?mine=true`, 200);
     expect(listed._embedded.jobs.map((j: { statement: string; status: string }) => [j.statement, j.status])).to.deep.equal([[statement, 'COMPLETED']]);
+    await again.locator('.job-log summary', { hasText: 'Log' }).click();
+    await again.locator('.job-log li').first().waitFor();
+    expect((await again.locator('.job-log li').allTextContents()).every((l) => l.startsWith('INFO: '))).to.equal(true);
     const [download] = await Promise.all([page.waitForEvent('download'), again.getByRole('button', { name: /Download CSV/ }).click()]);
     const got = await fs.readFile((await download.path())!);
     expect(got.equals((await synchronous(statement)).body), got.toString('utf8')).to.equal(true);
@@ -147,6 +150,54 @@ describe('user interface: the query console', function () {
     // The database's own words, as the synchronous call gives them.
     expect(cause).to.equal(JSON.parse((await synchronous(bad)).body.toString('utf8')).message);
     await failedRow.locator('.error', { hasText: cause }).waitFor();
+  });
+
+  it('shows only the first page of a larger result and says that there is more', async () => {
+    const page = await consolePage();
+    // 3^5 = 243 rows.
+    await type(page, 'select a.label from scheme_view a, scheme_view b, scheme_view c, scheme_view d, scheme_view e');
+    await page.keyboard.press('Control+Enter');
+    await page.getByText('The first 100 rows; the result has more (download it to read them all).').waitFor();
+    expect(await page.getByRole('region', { name: 'Result' }).locator('tbody tr').count()).to.equal(100);
+  });
+
+  it('sends the options: the language of the result, the timeout, and the time-travel state as of', async () => {
+    const refusedSql = 'select * from pg_class';
+    const messageIn = async (language: string) => {
+      const r = await web.t.request(`/api/${db}/queries/download?language=${language}`, { method: 'PUT', json: { sql: refusedSql } });
+      expect(r.status).to.equal(400);
+      return (await r.json()).message as string;
+    };
+    const [en, de] = [await messageIn('en'), await messageIn('de')];
+    expect(de).to.not.equal(en);
+    const page = await consolePage();
+    const urls: string[] = [];
+    page.on('request', (r) => { if (r.url().includes('/queries/download')) urls.push(r.url()); });
+    await type(page, refusedSql);
+    await page.getByLabel('Language of the result').selectOption('de');
+    await page.getByLabel('Statement timeout (ms)').fill('5000');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.locator('.query-error[role="alert"]', { hasText: de }).waitFor();
+    expect(await page.locator('.query-error').textContent()).to.equal(de);
+    const sent = new URL(urls.at(-1)!).searchParams;
+    expect([sent.get('language'), sent.get('statementTimeout'), sent.get('version')]).to.deep.equal(['de', '5000', null]);
+
+    // A timeout the service refuses: its own message.
+    await page.getByLabel('Statement timeout (ms)').fill('99999999999');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    const r = await web.t.request(`/api/${db}/queries/download?statementTimeout=99999999999&language=de`, { method: 'PUT', json: { sql: refusedSql } });
+    expect(r.status).to.equal(400);
+    const { message } = await r.json();
+    await page.locator('.query-error[role="alert"]', { hasText: message }).waitFor();
+
+    // The header's time travel sets the state the statement runs on.
+    const at = new Date(Date.now() - 1000).toISOString();
+    await page.goto(`${web.base}/web/${db}/query?at=${encodeURIComponent(at)}`);
+    await page.getByText(/^Runs on the state as of /).waitFor();
+    await type(page, statement);
+    await page.keyboard.press('Control+Enter');
+    await page.getByRole('region', { name: 'Result' }).waitFor();
+    expect(new URL(urls.at(-1)!).searchParams.get('version')).to.equal(String(Date.parse(at)));
   });
 
   it('gives an editor no console link, and the page says it is not allowed', async () => {

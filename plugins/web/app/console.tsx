@@ -22,6 +22,7 @@ import { autocompletion, completionKeymap } from '@codemirror/autocomplete';
 import { defaultHighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { PostgreSQL, sql } from '@codemirror/lang-sql';
 import { Api, ApiError, type ErrorPayload } from './api.ts';
+import type { Language } from './i18n.ts';
 import { formatTime, useApp, type AppState } from './state.ts';
 import type { Schemas } from '../../../client/index.ts';
 
@@ -36,8 +37,14 @@ type View = Schemas['QueryViews']['views'][number];
 type Job = Schemas['QueryJobSummary'];
 interface Result { columns: string[]; rows: (string | null)[][]; more: boolean }
 
-function downloadPath(db: string, format: Format): string {
-  return `/api/${encodeURIComponent(db)}/queries/download?format=${format}`;
+/** The options of a run beside the format: the state as of (the time-travel picker's `?at=`), the language, the timeout. */
+interface RunOptions { version?: number; language: Language; statementTimeout: string }
+
+function downloadPath(db: string, format: Format, options: RunOptions): string {
+  const query = new URLSearchParams({ format, language: options.language });
+  if (options.version !== undefined) query.set('version', String(options.version));
+  if (options.statementTimeout.trim()) query.set('statementTimeout', options.statementTimeout.trim());
+  return `/api/${encodeURIComponent(db)}/queries/download?${query}`;
 }
 
 /** A call through the pages' fetch (CSRF token, language) that answers the Response itself, for results read as they stream. */
@@ -213,6 +220,10 @@ export function QueryConsole() {
   const [jobs, setJobs] = useState<Job[] | undefined>();
   const [jobTick, setJobTick] = useState(0);
   const [causes, setCauses] = useState<Record<string, string>>({});
+  const [logs, setLogs] = useState<Record<string, { level: string; message: string }[] | string>>({});
+  const [resultLanguage, setResultLanguage] = useState<Language>(app.language);
+  const [timeout, setTimeoutText] = useState('');
+  const options: RunOptions = { version: app.version, language: resultLanguage, statementTimeout: timeout };
   const current = useRef(text);
   current.current = text;
 
@@ -264,7 +275,7 @@ export function QueryConsole() {
     setFailure(undefined);
     setNotice(undefined);
     try {
-      setResult(await firstPage(await send(app, 'PUT', downloadPath(db, 'CSV'), { sql: statement })));
+      setResult(await firstPage(await send(app, 'PUT', downloadPath(db, 'CSV', options), { sql: statement })));
     } catch (e) {
       setResult(undefined);
       failed(e);
@@ -277,7 +288,7 @@ export function QueryConsole() {
     if (!text.trim()) return;
     setFailure(undefined);
     try {
-      await saveAs(await send(app, 'PUT', downloadPath(db, f), { sql: text }), `Query.${EXTENSIONS[f]}`);
+      await saveAs(await send(app, 'PUT', downloadPath(db, f, options), { sql: text }), `Query.${EXTENSIONS[f]}`);
     } catch (e) {
       failed(e);
     }
@@ -287,8 +298,8 @@ export function QueryConsole() {
     if (!text.trim()) return;
     setFailure(undefined);
     try {
-      const r = await app.api.client.POST('/api/{db}/queries/download', { params: { path: { db }, query: { format } }, body: { sql: text } });
-      Api.unwrap(r);
+      const path = downloadPath(db, format, options);
+      await app.api.call('POST', path, { body: { sql: text } });
       setNotice(app.t('queryJobStarted'));
       setJobTick((n) => n + 1);
     } catch (e) {
@@ -304,6 +315,14 @@ export function QueryConsole() {
     }
   };
 
+  const showLog = (job: Job, open: boolean) => {
+    if (!open || Array.isArray(logs[job.id])) return;
+    app.api.call<{ data: { level: string; message: string }[] }>('GET', job._links.logs.href).then(
+      (a) => setLogs((l) => ({ ...l, [job.id]: a.data.data })),
+      (e) => setLogs((l) => ({ ...l, [job.id]: String((e as Error).message) })),
+    );
+  };
+
   const seconds = (ms: number | null) => (ms === null ? app.t('notSet') : app.t('querySeconds', { seconds: (ms / 1000).toLocaleString(app.language === 'de' ? 'de-DE' : 'en-GB', { maximumFractionDigits: 1 }) }));
 
   return (
@@ -314,6 +333,22 @@ export function QueryConsole() {
           <p class="label" aria-hidden="true">{app.t('queryStatement')}</p>
           <SqlEditor key={app.language} initial={text} views={views} label={app.t('queryStatement')} hint={app.t('queryKeys')} onChange={change} onRun={run} />
           <p class="hint" id="query-keys">{app.t('queryKeys')}</p>
+          <fieldset class="query-options">
+            <legend>{app.t('queryOptions')}</legend>
+            <div class="field">
+              <label for="query-language">{app.t('queryLanguage')}</label>
+              <select id="query-language" value={resultLanguage} onChange={(e) => setResultLanguage((e.currentTarget as HTMLSelectElement).value as Language)}>
+                {app.config.languages.map((l) => <option key={l} value={l}>{l === 'de' ? 'Deutsch' : 'English'}</option>)}
+              </select>
+            </div>
+            <div class="field">
+              <label for="query-timeout">{app.t('queryTimeout')}</label>
+              <input id="query-timeout" type="number" min="0" step="1" inputMode="numeric" value={timeout} aria-describedby="query-timeout-help"
+                onInput={(e) => setTimeoutText((e.currentTarget as HTMLInputElement).value)} />
+              <p class="help" id="query-timeout-help">{app.t('queryTimeoutHelp')}</p>
+            </div>
+            <p class="hint">{app.version !== undefined ? app.t('queryAsOf', { at: formatTime(app, app.version) }) : app.t('queryNow')}</p>
+          </fieldset>
           <div class="actions query-actions">
             <button type="button" class="primary" onClick={run} disabled={busy} aria-keyshortcuts="Control+Enter">{app.t('queryRun')}</button>
             {FORMATS.map((f) => (
@@ -392,6 +427,13 @@ export function QueryConsole() {
                         <button type="button" onClick={() => downloadJob(job)}>{app.t('queryJobDownload', { format: job.format })}<span class="visually-hidden"> ({formatTime(app, job.created)})</span></button>
                       )}
                       {job.status === 'FAILED' && <span class="error">{causes[job.id] || app.t('loading')}</span>}
+                      <details class="job-log" onToggle={(e) => showLog(job, (e.currentTarget as HTMLDetailsElement).open)}>
+                        <summary>{app.t('queryJobLog')}<span class="visually-hidden"> ({formatTime(app, job.created)})</span></summary>
+                        {typeof logs[job.id] === 'string' && <p class="error">{logs[job.id] as string}</p>}
+                        {Array.isArray(logs[job.id]) && (
+                          <ul>{(logs[job.id] as { level: string; message: string }[]).map((m, i) => <li key={i} class={m.level === 'ERROR' ? 'error' : undefined}>{m.level}: {m.message}</li>)}</ul>
+                        )}
+                      </details>
                     </td>
                   </tr>
                 ))}

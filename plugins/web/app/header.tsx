@@ -21,7 +21,7 @@ export function Header({ menuOpen, onMenu }: { menuOpen?: boolean; onMenu?: () =
       {app.db && <Search />}
       {app.db && <TimeTravel />}
       {app.db && mayQuery(app) && (
-        <a class="console-link" href={`${web}/${encodeURIComponent(app.db)}/query`}>{app.t('queryConsole')}</a>
+        <a class="console-link" href={app.link(`${web}/${encodeURIComponent(app.db)}/query`)}>{app.t('queryConsole')}</a>
       )}
       <div class="who">
         {app.session && <span class="person">{app.t('signedInAs', { loginId: app.session.loginId })}</span>}

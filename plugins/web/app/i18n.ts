@@ -133,6 +133,13 @@ const en: Record<string, string> = {
   queryJobResult: 'Result',
   queryJobDownload: 'Download {format}',
   querySeconds: '{seconds} s',
+  queryOptions: 'Options',
+  queryLanguage: 'Language of the result',
+  queryTimeout: 'Statement timeout (ms)',
+  queryTimeoutHelp: 'Empty: the configured maximum. A smaller value lowers it.',
+  queryAsOf: 'Runs on the state as of {at} (time travel in the header).',
+  queryNow: 'Runs on the current state; the time travel in the header sets an earlier one.',
+  queryJobLog: 'Log',
 };
 
 const de: Record<string, string> = {
@@ -267,6 +274,13 @@ const de: Record<string, string> = {
   queryJobResult: 'Ergebnis',
   queryJobDownload: '{format} herunterladen',
   querySeconds: '{seconds} s',
+  queryOptions: 'Optionen',
+  queryLanguage: 'Sprache des Ergebnisses',
+  queryTimeout: 'Zeitlimit der Anweisung (ms)',
+  queryTimeoutHelp: 'Leer: das eingestellte Höchstmaß. Ein kleinerer Wert senkt es.',
+  queryAsOf: 'Läuft auf dem Stand vom {at} (Zeitreise in der Kopfzeile).',
+  queryNow: 'Läuft auf dem heutigen Stand; die Zeitreise in der Kopfzeile wählt einen früheren.',
+  queryJobLog: 'Protokoll',
 };
 
 export const CATALOGUES: Record<Language, Record<string, string>> = { en, de };
