@@ -4039,7 +4039,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4086,7 +4086,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description Any Activity: one of its concrete types, named by `_type`. */
@@ -4170,7 +4170,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4217,7 +4217,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Asset objects as HAL JSON. */
@@ -4316,7 +4316,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4372,7 +4372,7 @@ export interface components {
             /** @description Kind of responsibility, such as Owner or Steward. */
             role?: string | null;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Attribution objects as HAL JSON. */
@@ -4483,7 +4483,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4550,7 +4550,7 @@ export interface components {
             /** @default OPTIONAL */
             required?: ("OPTIONAL" | "MANDATORY") | null;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
             writeOnly?: boolean | null;
         };
@@ -4631,7 +4631,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4688,7 +4688,7 @@ export interface components {
             /** @description The more general classifier. Technical key of a Classifier. */
             specializes?: string | null;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Classifier objects as HAL JSON. */
@@ -4769,7 +4769,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4816,7 +4816,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Collection objects as HAL JSON. */
@@ -4910,7 +4910,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4964,7 +4964,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string | null;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Derivation objects as HAL JSON. */
@@ -5057,7 +5057,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5104,7 +5104,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Enumeration objects as HAL JSON. */
@@ -5193,7 +5193,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5241,7 +5241,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Group objects as HAL JSON. */
@@ -5327,7 +5327,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5376,7 +5376,7 @@ export interface components {
             label?: string;
             order?: number | null;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Literal objects as HAL JSON. */
@@ -5453,7 +5453,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5500,7 +5500,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Organization objects as HAL JSON. */
@@ -5578,7 +5578,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5634,7 +5634,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string | null;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Person objects as HAL JSON. */
@@ -5707,7 +5707,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5754,7 +5754,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Processing objects as HAL JSON. */
@@ -6195,7 +6195,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -6215,7 +6215,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A business data model; the root of collections, classifiers and enumerations. */
@@ -6283,7 +6283,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -6330,7 +6330,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Scheme objects as HAL JSON. */
@@ -6427,7 +6427,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -6474,7 +6474,7 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of Tenant objects as HAL JSON. */
@@ -6564,7 +6564,7 @@ export interface components {
              * @default WORKING
              * @enum {string}
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
             /** @description Subject Identifier from the identity provider; assigned once. */
             readonly subjectId?: string;
             /**
@@ -6629,7 +6629,7 @@ export interface components {
             /** @description Longest run of a query-interface statement of this user, in milliseconds (0: none); overrides the database's and the server's. */
             statementTimeout?: number | null;
             /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
             title?: string | null;
         };
         /** @description A list of User objects as HAL JSON. */
