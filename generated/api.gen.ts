@@ -4036,10 +4036,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4085,8 +4095,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description Any Activity: one of its concrete types, named by `_type`. */
@@ -4167,10 +4180,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4216,8 +4239,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Asset objects as HAL JSON. */
@@ -4313,10 +4339,20 @@ export interface components {
             /** @description Kind of responsibility, such as Owner or Steward. */
             role?: string;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4371,8 +4407,11 @@ export interface components {
             label?: string | null;
             /** @description Kind of responsibility, such as Owner or Steward. */
             role?: string | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Attribution objects as HAL JSON. */
@@ -4480,10 +4519,20 @@ export interface components {
              */
             required?: "OPTIONAL" | "MANDATORY";
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4549,8 +4598,11 @@ export interface components {
             readOnly?: boolean | null;
             /** @default OPTIONAL */
             required?: ("OPTIONAL" | "MANDATORY") | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
             writeOnly?: boolean | null;
         };
@@ -4628,10 +4680,20 @@ export interface components {
              */
             specializes?: string;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4687,8 +4749,11 @@ export interface components {
             root?: boolean | null;
             /** @description The more general classifier. Technical key of a Classifier. */
             specializes?: string | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Classifier objects as HAL JSON. */
@@ -4766,10 +4831,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4815,8 +4890,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Collection objects as HAL JSON. */
@@ -4907,10 +4985,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4963,8 +5051,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Derivation objects as HAL JSON. */
@@ -5054,10 +5145,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5103,8 +5204,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Enumeration objects as HAL JSON. */
@@ -5190,10 +5294,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5240,8 +5354,11 @@ export interface components {
             email?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Group objects as HAL JSON. */
@@ -5324,10 +5441,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5375,8 +5502,11 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             order?: number | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Literal objects as HAL JSON. */
@@ -5450,10 +5580,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5499,8 +5639,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Organization objects as HAL JSON. */
@@ -5575,10 +5718,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5633,8 +5786,11 @@ export interface components {
             givenName?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Person objects as HAL JSON. */
@@ -5704,10 +5860,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5753,8 +5919,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Processing objects as HAL JSON. */
@@ -6192,10 +6361,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -6214,8 +6393,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A business data model; the root of collections, classifiers and enumerations. */
@@ -6280,10 +6462,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -6329,8 +6521,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Scheme objects as HAL JSON. */
@@ -6424,10 +6619,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -6473,8 +6678,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Tenant objects as HAL JSON. */
@@ -6561,10 +6769,20 @@ export interface components {
              */
             statementTimeout?: number;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED";
+            status?: string;
             /** @description Subject Identifier from the identity provider; assigned once. */
             readonly subjectId?: string;
             /**
@@ -6628,8 +6846,11 @@ export interface components {
             serviceUser?: boolean | null;
             /** @description Longest run of a query-interface statement of this user, in milliseconds (0: none); overrides the database's and the server's. */
             statementTimeout?: number | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED" | "DELETENEW" | "INTERMINATION" | "ARCHIVED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of User objects as HAL JSON. */
