@@ -104,7 +104,33 @@ export type CustomPropertiesCheck = (args: {
   store: ObjectStore;
 }) => Promise<Violation[]>;
 
+/**
+ * Admits a status beyond the standard workflow's (one the tenant declares)
+ * and checks a change of status against the transitions the tenant allows
+ * (the profiles plugin; decisions §7.2). Called for an object whose write
+ * sends a status that is not standard, and for every change of an existing
+ * object's status. Paths are relative to the object (`status`).
+ */
+export type StatusCheck = (args: {
+  db: string;
+  tenant: string;
+  type: TypeDef;
+  /** The status the object will have. */
+  status: string;
+  /** The stored object's status; null when the write creates the object. */
+  previous: string | null;
+  /** The caller's access level in the tenant. */
+  accessLevel: string;
+}) => Promise<Violation[]>;
+
+export interface StatusChecking {
+  check: StatusCheck;
+  accessLevel: string;
+}
+
 export class Writer {
+  private readonly standardStatuses: Set<string>;
+
   constructor(
     readonly model: Metamodel,
     private readonly validators: Validators,
@@ -112,7 +138,16 @@ export class Writer {
     private readonly tenant: string,
     private readonly actor: string,
     private readonly customProperties?: CustomPropertiesCheck,
-  ) {}
+    private readonly statuses?: StatusChecking,
+  ) {
+    this.standardStatuses = new Set(model.enumerations.Status ?? []);
+  }
+
+  /** A status the generated validator does not know is left to the status check, when there is one. */
+  private deferredStatus(state: Record<string, unknown>): string | undefined {
+    const status = state.status;
+    return this.statuses && typeof status === 'string' && !this.standardStatuses.has(status) ? status : undefined;
+  }
 
   /** Prepares one object; violations are collected, not thrown, so a list reports all of them. */
   async prepare(req: WriteRequest, now: number, violations: ViolationList): Promise<PreparedWrite | null> {
@@ -142,13 +177,27 @@ export class Writer {
     const state = this.mergedState(type, body, req);
     const placement = this.placement(type, state, req, report);
     this.deriveLabel(type, state, req);
-    if (!this.validate(type, state, report) || !placement) return null;
+    const deferred = this.deferredStatus(state);
+    if (deferred !== undefined) delete state.status;
+    const valid = this.validate(type, state, report);
+    if (deferred !== undefined) state.status = deferred;
+    if (!valid || !placement) return null;
     return { req, body, type, state, placement };
   }
 
   /** The tenant's custom properties, then the object as it will be stored. */
   async complete(draft: Draft, now: number, violations: ViolationList): Promise<PreparedWrite | null> {
     const { req, body, type, state, placement } = draft;
+    if (this.statuses && typeof state.status === 'string') {
+      const previous = req.existing?.status ?? null;
+      const sent = body.status !== undefined && body.status !== null;
+      const changed = req.existing !== undefined && req.existing !== null && previous !== state.status;
+      if (changed || (sent && !this.standardStatuses.has(state.status))) {
+        const refused = await this.statuses.check({ db: this.store.db, tenant: this.tenant, type, status: state.status, previous, accessLevel: this.statuses.accessLevel });
+        for (const v of refused) violations.push({ ...v, path: itemPath(req.index, v.path) });
+        if (refused.length) return null;
+      }
+    }
     if (this.customProperties) {
       const custom = await this.customProperties({ db: this.store.db, tenant: this.tenant, type, state, existing: req.existing ?? null, store: this.store });
       for (const v of custom) violations.push({ ...v, path: itemPath(req.index, v.path) });
