@@ -1,0 +1,110 @@
+/**
+ * Statuses beyond the standard workflow's (decisions §7.2): a tenant's
+ * `profile` declares them under the top-level key `statuses`, with German
+ * and English labels and, optionally, which transitions each access level
+ * may make. See README.md beside this file, "Statuses".
+ *
+ * - The upload check (`checkStatuses`, status-rules.ts) refuses a bad shape
+ *   with line and column; `TenantStatuses` (there too) is what a write is
+ *   checked against: the allowed statuses and the transitions.
+ * - `StatusChecker` is the host's status check: it reads the tenant's profile
+ *   revision once per write request, and only when a write needs it (a status
+ *   that is not standard, or a change of status).
+ * - `status_labels` (a table of the core, read by the query views'
+ *   `status_label`) holds the declared labels; `replaceStatusLabels` keeps it
+ *   in step with every upload of the profile, in the upload's transaction.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Knex } from 'knex';
+import { schemaOf, type Metamodel, type RestExtension, type StatusCheck } from '../../runtime/host.ts';
+import { ProfileStore } from './store.ts';
+import { TenantStatuses } from './status-rules.ts';
+
+/** A database dropped a moment ago has no tables left: its writes end in a 404 of the REST interface. */
+const GONE = new Set(['42P01', '3F000']);
+
+/** The compiled statuses of each (database, tenant), kept per instance; fresh as the annotations are (cache.ts). */
+export class StatusCache {
+  private readonly entries = new Map<string, { revision: number | null; statuses: TenantStatuses }>();
+  private readonly none: TenantStatuses;
+
+  constructor(private readonly knex: Knex, private readonly model: Metamodel) {
+    this.none = TenantStatuses.none(model);
+  }
+
+  private keyOf(db: string, tenant: string) {
+    return `${db}\u0000${tenant}`;
+  }
+
+  forget(db: string): void {
+    for (const key of this.entries.keys()) if (key.startsWith(`${db}\u0000`)) this.entries.delete(key);
+  }
+
+  async current(db: string, tenant: string): Promise<TenantStatuses> {
+    const key = this.keyOf(db, tenant);
+    const known = this.entries.get(key);
+    let row;
+    try {
+      row = await new ProfileStore(this.knex, db).revisionSince(tenant, 'profile', known?.revision ?? null);
+    } catch (err) {
+      if (GONE.has((err as { code?: string }).code ?? '')) return this.none;
+      throw err;
+    }
+    if (!row) {
+      this.entries.set(key, { revision: null, statuses: this.none });
+      return this.none;
+    }
+    if (known && known.revision === row.revision) return known.statuses;
+    return this.remember(db, tenant, row.revision, row.parsed ?? {});
+  }
+
+  /** Only a newer revision replaces: overlapping requests may bring them out of order. */
+  remember(db: string, tenant: string, revision: number, parsed: Record<string, unknown>): TenantStatuses {
+    const key = this.keyOf(db, tenant);
+    const known = this.entries.get(key);
+    if (known && known.revision !== null && known.revision >= revision) return known.statuses;
+    const statuses = new TenantStatuses(parsed, this.model);
+    this.entries.set(key, { revision, statuses });
+    return statuses;
+  }
+}
+
+interface WriteRequest {
+  db: string;
+  tenant: string;
+  statuses?: Promise<TenantStatuses>;
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH']);
+
+/** The host's status check: one lookup of the profile's revision per write request that needs it. */
+export class StatusChecker {
+  private readonly requests = new AsyncLocalStorage<WriteRequest>();
+
+  constructor(private readonly cache: StatusCache) {}
+
+  /** Sees every REST write before the generic handlers; handles none. */
+  readonly observe: RestExtension = async ({ ctx, principal, db }) => {
+    if (WRITES.has(ctx.method) && principal.tenant) this.requests.enterWith({ db, tenant: principal.tenant });
+    return false;
+  };
+
+  readonly check: StatusCheck = async ({ db, tenant, status, previous, accessLevel }) => {
+    const request = this.requests.getStore();
+    let statuses: Promise<TenantStatuses>;
+    if (request && request.db === db && request.tenant === tenant) {
+      request.statuses ??= this.cache.current(db, tenant);
+      statuses = request.statuses;
+    } else {
+      statuses = this.cache.current(db, tenant);
+    }
+    return (await statuses).check(status, previous, accessLevel);
+  };
+}
+
+/** Replaces the tenant's rows of `status_labels` with what its profile declares now. */
+export async function replaceStatusLabels(q: Knex | Knex.Transaction, db: string, tenant: string, statuses: TenantStatuses): Promise<void> {
+  await q.raw(`delete from "${schemaOf(db)}".status_labels where tenant = ?`, [tenant]);
+  const rows = [...statuses.declared].map(([status, l]) => ({ tenant, status, label_de: l.label ?? null, label_en: l.labelEn ?? null }));
+  for (let i = 0; i < rows.length; i += 1000) await q.withSchema(schemaOf(db)).table('status_labels').insert(rows.slice(i, i + 1000));
+}
