@@ -67,7 +67,7 @@ export const manifest: PluginManifest<ProfileSettings> = {
     const checker = new CustomPropertiesChecker(cache, host.log);
     host.addRestExtension(checker.observe);
     const statuses = new StatusCache(host.knex, model);
-    const statusChecker = new StatusChecker(statuses);
+    const statusChecker = new StatusChecker(statuses, host.log);
     host.addRestExtension(statusChecker.observe);
     host.onChange((db, types) => {
       if (types.includes('Tenant')) {

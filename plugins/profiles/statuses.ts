@@ -26,7 +26,7 @@ const GONE = new Set(['42P01', '3F000']);
 /** The compiled statuses of each (database, tenant), kept per instance; fresh as the annotations are (cache.ts). */
 export class StatusCache {
   private readonly entries = new Map<string, { revision: number | null; statuses: TenantStatuses }>();
-  private readonly none: TenantStatuses;
+  readonly none: TenantStatuses;
 
   constructor(private readonly knex: Knex, private readonly model: Metamodel) {
     this.none = TenantStatuses.none(model);
@@ -34,6 +34,11 @@ export class StatusCache {
 
   private keyOf(db: string, tenant: string) {
     return `${db}\u0000${tenant}`;
+  }
+
+  /** What this instance knows, without asking the database. */
+  known(db: string, tenant: string): TenantStatuses | undefined {
+    return this.entries.get(this.keyOf(db, tenant))?.statuses;
   }
 
   forget(db: string): void {
@@ -72,33 +77,46 @@ export class StatusCache {
 interface WriteRequest {
   db: string;
   tenant: string;
-  statuses?: Promise<TenantStatuses>;
+  statuses: TenantStatuses;
 }
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH']);
 
-/** The host's status check: one lookup of the profile's revision per write request that needs it. */
+/**
+ * Whether a write may set or change a status: it sends one, or it replaces
+ * objects (a PUT, or a list), whose status falls back to WORKING when left out.
+ */
+function mayTouchStatus(method: string, body: unknown): boolean {
+  if (method === 'PUT' || Array.isArray(body)) return true;
+  return !!body && typeof body === 'object' && Object.hasOwn(body, 'status');
+}
+
+/**
+ * The host's status check. The tenant's statuses are read before the write's
+ * transaction (one primary-key lookup, as for the annotations: cache.ts), and
+ * only for a write that may set or change a status.
+ */
 export class StatusChecker {
   private readonly requests = new AsyncLocalStorage<WriteRequest>();
 
-  constructor(private readonly cache: StatusCache) {}
+  constructor(private readonly cache: StatusCache, private readonly log: { warn(o: object, m: string): void }) {}
 
   /** Sees every REST write before the generic handlers; handles none. */
   readonly observe: RestExtension = async ({ ctx, principal, db }) => {
-    if (WRITES.has(ctx.method) && principal.tenant) this.requests.enterWith({ db, tenant: principal.tenant });
+    if (!WRITES.has(ctx.method) || !principal.tenant || !mayTouchStatus(ctx.method, ctx.request.body)) return false;
+    const request: WriteRequest = { db, tenant: principal.tenant, statuses: this.cache.known(db, principal.tenant) ?? this.cache.none };
+    // Entered before the first await, so that the rest of the request (the generic handler) runs in it.
+    this.requests.enterWith(request);
+    request.statuses = await this.cache.current(db, principal.tenant);
     return false;
   };
 
   readonly check: StatusCheck = async ({ db, tenant, status, previous, accessLevel }) => {
     const request = this.requests.getStore();
-    let statuses: Promise<TenantStatuses>;
-    if (request && request.db === db && request.tenant === tenant) {
-      request.statuses ??= this.cache.current(db, tenant);
-      statuses = request.statuses;
-    } else {
-      statuses = this.cache.current(db, tenant);
-    }
-    return (await statuses).check(status, previous, accessLevel);
+    if (request && request.db === db && request.tenant === tenant) return request.statuses.check(status, previous, accessLevel);
+    // Within the write's transaction no other connection may be waited for (the embedded database has one).
+    this.log.warn({ db }, 'statuses checked outside a REST request: the profile may be stale');
+    return (this.cache.known(db, tenant) ?? this.cache.none).check(status, previous, accessLevel);
   };
 }
 
