@@ -63,10 +63,11 @@ export const manifest: PluginManifest<ProfileSettings> = {
     const limit = settings.SERVICE_PROFILE_LIMIT;
     const model = await metamodelOf(host.config.generatedDir);
     const standard = loadStandardProfiles(host.config.generatedDir);
-    const cache = new AnnotationCache(host.knex, model);
+    const statuses = new StatusCache(model);
+    const cache = new AnnotationCache(host.knex, model, statuses);
     const checker = new CustomPropertiesChecker(cache, host.log);
     host.addRestExtension(checker.observe);
-    const statuses = new StatusCache(host.knex, model);
+    // After the custom-properties check's: its lookup brings the statuses up to date.
     const statusChecker = new StatusChecker(statuses, host.log);
     host.addRestExtension(statusChecker.observe);
     host.onChange((db, types) => {

@@ -12,7 +12,7 @@ import type { Metamodel, PropertyDef, TypeDef, Violation } from '../../runtime/h
 import type { Locator } from './document.ts';
 import { baseTypeOf, WIDTH, type BaseType, type ProfileKind } from './schema.ts';
 import { checkScalar, entriesOf, LITERAL_BASE_TYPES, literalText } from './values.ts';
-import { declaredNames, STATUS_NAME } from './status-rules.ts';
+import { declaredNames } from './status-rules.ts';
 import { annotationChain, extendsIn, laterTypes, nearestType, reaches, type ExtendsOf, type TopLevel } from './vocabulary.ts';
 
 type Path = (string | number)[];
@@ -23,10 +23,10 @@ export const CUSTOM_PROPERTY_NAME = /^\p{L}[\p{L}\p{N}_]*$/u;
 
 /**
  * Statuses a document may label beyond the standard ones (decisions §7.2): a
- * profile those it declares; annotations any well-formed name, since the
- * profile that declares it is uploaded on its own.
+ * profile those it declares; annotations none (typos must not pass silently,
+ * and the profile that declares statuses is uploaded on its own).
  */
-type ExtraStatuses = Set<string> | typeof STATUS_NAME;
+type ExtraStatuses = Set<string>;
 
 const isStatus = (property: PropertyDef) => property.dataType === 'ENUMERATION' && property.range === 'Status';
 
@@ -35,7 +35,7 @@ function propertyLiteral(property: PropertyDef, literal: string, extra: ExtraSta
   switch (property.dataType) {
     case 'ENUMERATION':
       if (property.values?.includes(literal)) return 'ok';
-      if (isStatus(property) && (extra instanceof Set ? extra.has(literal) : extra.test(literal))) return 'ok';
+      if (isStatus(property) && extra.has(literal)) return 'ok';
       return 'notInEnumeration';
     case 'BOOLEAN':
       return literal === 'true' || literal === 'false' ? 'ok' : 'invalid';
@@ -78,7 +78,7 @@ class Checker {
 
   constructor(private readonly kind: ProfileKind, private readonly document: Definition, private readonly model: Metamodel, private readonly at: Locator, private readonly top: TopLevel) {
     this.extendsOf = extendsIn(document);
-    this.extraStatuses = kind === 'profile' ? new Set(declaredNames(document)) : STATUS_NAME;
+    this.extraStatuses = new Set(kind === 'profile' ? declaredNames(document) : []);
   }
 
   private report(path: Path, key: string, params: Record<string, unknown>, where: 'key' | 'value' = 'key') {
@@ -186,7 +186,7 @@ class Checker {
       const verdict = propertyLiteral(property, l.name, this.extraStatuses);
       const at = [...path, 'literals', l.segment];
       if (verdict === 'notInEnumeration') {
-        const extra = isStatus(property) && this.extraStatuses instanceof Set ? [...this.extraStatuses].filter((s) => !property.values?.includes(s)) : [];
+        const extra = isStatus(property) ? [...this.extraStatuses].sort().filter((s) => !property.values?.includes(s)) : [];
         this.report(at, 'profileLiteralNotInEnumeration', { value: l.name, property: property.name, allowed: [...(property.values ?? []), ...extra].join(', ') });
       } else if (verdict === 'invalid') {
         this.report(at, 'profileInvalidLiteral', { value: l.name, baseType: property.dataType });

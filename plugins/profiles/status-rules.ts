@@ -45,7 +45,7 @@ export function checkStatuses(kind: ProfileKind, document: Definition, model: Me
     return violations;
   }
   const standard = standardStatuses(model);
-  const allowed = [...standard, ...Object.keys(statuses).filter((n) => !standard.includes(n) && STATUS_NAME.test(n))];
+  const allowed = [...standard, ...Object.keys(statuses).filter((n) => !standard.includes(n) && STATUS_NAME.test(n)).sort()];
   for (const [name, definition] of Object.entries(statuses)) {
     const path = [STATUSES_KEY, name];
     if (!STATUS_NAME.test(name)) {
@@ -97,7 +97,7 @@ const textOf = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
 /** What a tenant's profile says about statuses, compiled once per upload. */
 export class TenantStatuses {
-  /** Declared beyond the standard ones, in the order of the stored document. */
+  /** Declared beyond the standard ones, by name. */
   readonly declared = new Map<string, StatusLabels>();
   /** From a status: by access level, the statuses an object may move to. */
   private readonly transitions = new Map<string, Map<string, Set<string>>>();
@@ -108,7 +108,9 @@ export class TenantStatuses {
   constructor(document: Definition, model: Metamodel) {
     const standard = standardStatuses(model);
     const statuses = document[STATUSES_KEY];
-    for (const [name, definition] of isMapping(statuses) ? Object.entries(statuses) : []) {
+    // By name: the stored document (jsonb) does not keep the file's order, and every instance must say the same.
+    const entries = isMapping(statuses) ? Object.entries(statuses).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : [];
+    for (const [name, definition] of entries) {
       const d = isMapping(definition) ? definition : {};
       if (!standard.includes(name)) this.declared.set(name, { label: textOf(d.label), labelEn: textOf(d.labelEn) });
       if (!isMapping(d.transitions)) continue;

@@ -7,9 +7,9 @@
  * - The upload check (`checkStatuses`, status-rules.ts) refuses a bad shape
  *   with line and column; `TenantStatuses` (there too) is what a write is
  *   checked against: the allowed statuses and the transitions.
- * - `StatusChecker` is the host's status check: it reads the tenant's profile
- *   revision once per write request, and only when a write needs it (a status
- *   that is not standard, or a change of status).
+ * - `StatusChecker` is the host's status check; `StatusCache` keeps the
+ *   compiled statuses per (database, tenant), brought up to date by the one
+ *   lookup a write request makes for the annotations (cache.ts).
  * - `status_labels` (a table of the core, read by the query views'
  *   `status_label`) holds the declared labels; `replaceStatusLabels` keeps it
  *   in step with every upload of the profile, in the upload's transaction.
@@ -17,18 +17,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Knex } from 'knex';
 import { schemaOf, type Metamodel, type RestExtension, type StatusCheck } from '../../runtime/host.ts';
-import { ProfileStore } from './store.ts';
 import { TenantStatuses } from './status-rules.ts';
-
-/** A database dropped a moment ago has no tables left: its writes end in a 404 of the REST interface. */
-const GONE = new Set(['42P01', '3F000']);
 
 /** The compiled statuses of each (database, tenant), kept per instance; fresh as the annotations are (cache.ts). */
 export class StatusCache {
   private readonly entries = new Map<string, { revision: number | null; statuses: TenantStatuses }>();
   readonly none: TenantStatuses;
 
-  constructor(private readonly knex: Knex, private readonly model: Metamodel) {
+  constructor(private readonly model: Metamodel) {
     this.none = TenantStatuses.none(model);
   }
 
@@ -45,16 +41,15 @@ export class StatusCache {
     for (const key of this.entries.keys()) if (key.startsWith(`${db}\u0000`)) this.entries.delete(key);
   }
 
-  async current(db: string, tenant: string): Promise<TenantStatuses> {
+  /** The revision this instance knows, null for none. */
+  revisionOf(db: string, tenant: string): number | null {
+    return this.entries.get(this.keyOf(db, tenant))?.revision ?? null;
+  }
+
+  /** Takes what a lookup found (cache.ts, with the annotations): the profile's revision, with its document when new; null when there is none. */
+  take(db: string, tenant: string, row: { revision: number; parsed?: Record<string, unknown> } | null): TenantStatuses {
     const key = this.keyOf(db, tenant);
     const known = this.entries.get(key);
-    let row;
-    try {
-      row = await new ProfileStore(this.knex, db).revisionSince(tenant, 'profile', known?.revision ?? null);
-    } catch (err) {
-      if (GONE.has((err as { code?: string }).code ?? '')) return this.none;
-      throw err;
-    }
     if (!row) {
       this.entries.set(key, { revision: null, statuses: this.none });
       return this.none;
@@ -86,28 +81,26 @@ const WRITES = new Set(['POST', 'PUT', 'PATCH']);
  * Whether a write may set or change a status: it sends one, or it replaces
  * objects (a PUT, or a list), whose status falls back to WORKING when left out.
  */
-function mayTouchStatus(method: string, body: unknown): boolean {
+export function mayTouchStatus(method: string, body: unknown): boolean {
   if (method === 'PUT' || Array.isArray(body)) return true;
   return !!body && typeof body === 'object' && Object.hasOwn(body, 'status');
 }
 
 /**
- * The host's status check. The tenant's statuses are read before the write's
- * transaction (one primary-key lookup, as for the annotations: cache.ts), and
- * only for a write that may set or change a status.
+ * The host's status check. The tenant's statuses are brought up to date
+ * before the write's transaction, in the one lookup the annotations make
+ * (check.ts, cache.ts), and only for a write that may set or change a status.
+ * Its `observe` must come after the custom-properties check's (index.ts).
  */
 export class StatusChecker {
   private readonly requests = new AsyncLocalStorage<WriteRequest>();
 
   constructor(private readonly cache: StatusCache, private readonly log: { warn(o: object, m: string): void }) {}
 
-  /** Sees every REST write before the generic handlers; handles none. */
+  /** Sees every REST write before the generic handlers, after the lookup; handles none. */
   readonly observe: RestExtension = async ({ ctx, principal, db }) => {
     if (!WRITES.has(ctx.method) || !principal.tenant || !mayTouchStatus(ctx.method, ctx.request.body)) return false;
-    const request: WriteRequest = { db, tenant: principal.tenant, statuses: this.cache.known(db, principal.tenant) ?? this.cache.none };
-    // Entered before the first await, so that the rest of the request (the generic handler) runs in it.
-    this.requests.enterWith(request);
-    request.statuses = await this.cache.current(db, principal.tenant);
+    this.requests.enterWith({ db, tenant: principal.tenant, statuses: this.cache.known(db, principal.tenant) ?? this.cache.none });
     return false;
   };
 
@@ -123,6 +116,6 @@ export class StatusChecker {
 /** Replaces the tenant's rows of `status_labels` with what its profile declares now. */
 export async function replaceStatusLabels(q: Knex | Knex.Transaction, db: string, tenant: string, statuses: TenantStatuses): Promise<void> {
   await q.raw(`delete from "${schemaOf(db)}".status_labels where tenant = ?`, [tenant]);
-  const rows = [...statuses.declared].map(([status, l]) => ({ tenant, status, label_de: l.label ?? null, label_en: l.labelEn ?? null }));
+  const rows = [...statuses.declared].map(([status, l]) => ({ tenant, status, label_de: l.label ?? (l.labelEn === undefined ? status : null), label_en: l.labelEn ?? null }));
   for (let i = 0; i < rows.length; i += 1000) await q.withSchema(schemaOf(db)).table('status_labels').insert(rows.slice(i, i + 1000));
 }

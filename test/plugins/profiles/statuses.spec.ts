@@ -10,6 +10,8 @@ import { createDatabase, startService, type TestService } from '../../helpers/se
 import { createTenant, createUser, secret, type Credentials } from '../../auth/fixtures.ts';
 import { rows } from '../query/fixtures.ts';
 import { lineOf, upload } from './fixtures.ts';
+import { STATUS_NAME } from '../../../plugins/profiles/status-rules.ts';
+import openapi from '../../../generated/openapi.gen.json' with { type: 'json' };
 
 type Json = Record<string, unknown>;
 
@@ -25,6 +27,7 @@ statuses:
       ADMINISTRATOR: [FINAL, ARCHIVED]
   ARCHIVEMETA:
     label: Archiv (Metadaten)
+  INTERMINATION2:
   FINAL:
     transitions:
       ADMINISTRATOR: [WORKING, INACTIVE, REVIEWDCC]
@@ -100,7 +103,7 @@ describe('profiles: statuses of the workflow', () => {
 
     it('names the tenant\'s own statuses among the allowed ones where it has some', async () => {
       const r = violations(await scheme('REVIEW_DCC'));
-      expect(r).to.deep.equal([{ path: 'status', message: `The value is not allowed; allowed: ${STANDARD}, REVIEWDCC, ARCHIVEMETA.` }]);
+      expect(r).to.deep.equal([{ path: 'status', message: `The value is not allowed; allowed: ${STANDARD}, ARCHIVEMETA, INTERMINATION2, REVIEWDCC.` }]);
     });
 
     it('is refused whatever its form: case, blanks, non-text, overlong', async () => {
@@ -150,6 +153,11 @@ describe('profiles: statuses of the workflow', () => {
       // Only a German label: English falls back to it.
       const archived = await scheme('ARCHIVEMETA');
       expect(await rows(t, db, `select status_label from scheme_view where id = '${archived.body.id}'`)).to.deep.equal([{ status_label: 'Archiv (Metadaten)' }]);
+      // Without labels, the name is the label.
+      const bare = await scheme('INTERMINATION2');
+      for (const language of ['de', 'en']) {
+        expect(await rows(t, db, `select status_label from scheme_view where id = '${bare.body.id}'`, { params: { language } })).to.deep.equal([{ status_label: 'INTERMINATION2' }]);
+      }
       // Standard statuses keep theirs.
       const deleted = await scheme('DELETENEW');
       expect(await rows(t, db, `select status_label from scheme_view where id = '${deleted.body.id}'`, { params: { language: 'de' } }))
@@ -165,7 +173,8 @@ describe('profiles: statuses of the workflow', () => {
         return body.types.Classifier.properties.find((p: Json) => p.name === 'status').literals as Json[];
       };
       const en = await literalsOf({});
-      expect(en.map((l) => l.value)).to.deep.equal([...STANDARD.split(', '), 'REVIEWDCC', 'ARCHIVEMETA']);
+      expect(en.map((l) => l.value)).to.deep.equal([...STANDARD.split(', '), 'ARCHIVEMETA', 'INTERMINATION2', 'REVIEWDCC']);
+      expect(en.find((l) => l.value === 'INTERMINATION2')!.labels).to.deep.equal({ de: 'INTERMINATION2', en: 'INTERMINATION2' });
       const review = en.find((l) => l.value === 'REVIEWDCC')!;
       expect(review).to.include({ label: 'Under DCC review', icon: 'magnifier' });
       expect(review.labels).to.deep.equal({ de: 'In Prüfung DCC', en: 'Under DCC review' });
@@ -232,6 +241,16 @@ describe('profiles: statuses of the workflow', () => {
       const c = await scheme('FINAL');
       const r = await send('PUT', `/schemes/${c.body.id}`, { _type: 'Scheme', label: c.body.label }, { as: editor });
       expect(violations(r)[0].path).to.equal('status');
+    });
+  });
+
+  describe('the OpenAPI document', () => {
+    it('describes a status as a name of the pattern the profiles accept, with the standard ones as examples', () => {
+      const schemas = (openapi as unknown as { components: { schemas: Record<string, { properties: Record<string, Json> }> } }).components.schemas;
+      const read = schemas.Scheme.properties.status;
+      expect(read).to.include({ type: 'string', pattern: STATUS_NAME.source });
+      expect(read.examples).to.deep.equal(STANDARD.split(', '));
+      expect(read).to.not.have.property('enum');
     });
   });
 
