@@ -237,6 +237,15 @@ describe('profiles: statuses of the workflow', () => {
       expect((await send('PATCH', `/schemes/${free.body.id}`, { status: 'ARCHIVEMETA' }, { as: editor })).status).to.equal(200);
     });
 
+    it('cannot be got round with a list write', async () => {
+      const parent = await scheme(undefined);
+      const child = await send('POST', `/schemes/${parent.body.id}/classifiers`, { _type: 'Classifier', label: 'Konto', status: 'REVIEWDCC' });
+      expect(child.status).to.equal(201);
+      const r = await send('PUT', `/schemes/${parent.body.id}/classifiers`, [{ _type: 'Classifier', label: 'Konto', status: 'FINAL' }], { as: editor });
+      expect(violations(r).map((v) => v.path)).to.deep.equal(['0.status']);
+      expect((await send('GET', `/classifiers/${child.body.id}`, undefined)).body.status).to.equal('REVIEWDCC');
+    });
+
     it('apply to a PUT that leaves the status out (it falls back to WORKING)', async () => {
       const c = await scheme('FINAL');
       const r = await send('PUT', `/schemes/${c.body.id}`, { _type: 'Scheme', label: c.body.label }, { as: editor });
