@@ -104,7 +104,7 @@ export class StatusChecker {
     return false;
   };
 
-  readonly check: StatusCheck = async ({ db, tenant, status, previous, accessLevel }) => {
+  readonly check: StatusCheck = ({ db, tenant, status, previous, accessLevel }) => {
     const request = this.requests.getStore();
     if (request && request.db === db && request.tenant === tenant) return request.statuses.check(status, previous, accessLevel);
     // Within the write's transaction no other connection may be waited for (the embedded database has one).

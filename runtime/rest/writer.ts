@@ -110,6 +110,9 @@ export type CustomPropertiesCheck = (args: {
  * (the profiles plugin; decisions §7.2). Called for an object whose write
  * sends a status that is not standard, and for every change of an existing
  * object's status. Paths are relative to the object (`status`).
+ * Synchronous, beside the generated validation, so that its violations are
+ * reported with the others: what it needs it reads before the write (a REST
+ * extension sees every request first).
  */
 export type StatusCheck = (args: {
   db: string;
@@ -121,7 +124,7 @@ export type StatusCheck = (args: {
   previous: string | null;
   /** The caller's access level in the tenant. */
   accessLevel: string;
-}) => Promise<Violation[]>;
+}) => Violation[];
 
 export interface StatusChecking {
   check: StatusCheck;
@@ -181,23 +184,14 @@ export class Writer {
     if (deferred !== undefined) delete state.status;
     const valid = this.validate(type, state, report);
     if (deferred !== undefined) state.status = deferred;
-    if (!valid || !placement) return null;
+    const statusAllowed = this.checkStatus(type, state, body, req, report);
+    if (!valid || !statusAllowed || !placement) return null;
     return { req, body, type, state, placement };
   }
 
   /** The tenant's custom properties, then the object as it will be stored. */
   async complete(draft: Draft, now: number, violations: ViolationList): Promise<PreparedWrite | null> {
     const { req, body, type, state, placement } = draft;
-    if (this.statuses && typeof state.status === 'string') {
-      const previous = req.existing?.status ?? null;
-      const sent = body.status !== undefined && body.status !== null;
-      const changed = req.existing !== undefined && req.existing !== null && previous !== state.status;
-      if (changed || (sent && !this.standardStatuses.has(state.status))) {
-        const refused = await this.statuses.check({ db: this.store.db, tenant: this.tenant, type, status: state.status, previous, accessLevel: this.statuses.accessLevel });
-        for (const v of refused) violations.push({ ...v, path: itemPath(req.index, v.path) });
-        if (refused.length) return null;
-      }
-    }
     if (this.customProperties) {
       const custom = await this.customProperties({ db: this.store.db, tenant: this.tenant, type, state, existing: req.existing ?? null, store: this.store });
       for (const v of custom) violations.push({ ...v, path: itemPath(req.index, v.path) });
@@ -299,6 +293,18 @@ export class Writer {
       if (parts.length) state.label = parts.join(' ');
     }
     if (state.label == null && req.key && !req.key.isId) state.label = req.key.value;
+  }
+
+  /** A status that is not standard, and every change of status, go to the status check (when there is one). */
+  private checkStatus(type: TypeDef, state: Record<string, unknown>, body: Record<string, unknown>, req: WriteRequest, report: Report): boolean {
+    if (!this.statuses || typeof state.status !== 'string') return true;
+    const previous = req.existing?.status ?? null;
+    const sent = body.status !== undefined && body.status !== null;
+    const changed = !!req.existing && previous !== state.status;
+    if (!changed && !(sent && !this.standardStatuses.has(state.status))) return true;
+    const refused = this.statuses.check({ db: this.store.db, tenant: this.tenant, type, status: state.status, previous, accessLevel: this.statuses.accessLevel });
+    for (const v of refused) report(v.path, v.key, v.params);
+    return !refused.length;
   }
 
   /** Reports every violated constraint once, on the offending property; the guard narrows the state to what the validator admits. */

@@ -106,6 +106,11 @@ describe('profiles: statuses of the workflow', () => {
       expect(r).to.deep.equal([{ path: 'status', message: `The value is not allowed; allowed: ${STANDARD}, ARCHIVEMETA, INTERMINATION2, REVIEWDCC.` }]);
     });
 
+    it('is reported together with the other violations of the object', async () => {
+      const r = await send('POST', '/schemes', { _type: 'Scheme', label: 42, status: 'ERFUNDEN', farbe: 'rot' }, { tenant: 'Nordlicht' });
+      expect(violations(r).map((v) => v.path)).to.deep.equal(['farbe', 'label', 'status']);
+    });
+
     it('is refused whatever its form: case, blanks, non-text, overlong', async () => {
       for (const status of ['reviewdcc', 'REVIEWDCC ', ' FINAL', 'final', 'x'.repeat(5000), 'FINAL\u0000']) {
         expect((await scheme(status)).status, status.slice(0, 20)).to.equal(400);
