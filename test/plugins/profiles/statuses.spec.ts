@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import { createDatabase, startService, type TestService } from '../../helpers/service.ts';
 import { createTenant, createUser, secret, type Credentials } from '../../auth/fixtures.ts';
 import { rows } from '../query/fixtures.ts';
+import { schemaOf } from '../../../runtime/storage/migrations.ts';
 import { lineOf, upload } from './fixtures.ts';
 import { STATUS_NAME } from '../../../plugins/profiles/status-rules.ts';
 import openapi from '../../../generated/openapi.gen.json' with { type: 'json' };
@@ -313,6 +314,22 @@ describe('profiles: statuses of the workflow', () => {
       expect((await profile('statuses:\n  EIGEN: {}\nScheme:\n  properties:\n    status:\n      literals:\n        EIGEN: { label: Eigen }\n', 'Nordlicht')).status).to.equal(200);
       const found = await refusal('Scheme:\n  properties:\n    status:\n      literals:\n        EIGEN: { label: Eigen }\n');
       expect(found[0].path).to.equal('Scheme.properties.status.literals.EIGEN');
+    });
+
+    it('keeps status_labels in step with the profile, and a deleted tenant takes its rows with it', async () => {
+      const tenant = await createTenant(t, db, 'Kurzlebig');
+      const labelsOf = async () => (await t.service.storage.knex.raw(
+        `select status, label_de, label_en from "${schemaOf(db)}".status_labels where tenant = ? order by status`, [tenant.id],
+      )).rows;
+      expect((await profile('statuses:\n  EINS: { label: Eins, labelEn: One }\n  ZWEI: {}\n', 'Kurzlebig')).status).to.equal(200);
+      expect(await labelsOf()).to.deep.equal([
+        { status: 'EINS', label_de: 'Eins', label_en: 'One' },
+        { status: 'ZWEI', label_de: 'ZWEI', label_en: null },
+      ]);
+      expect((await profile('statuses:\n  DREI: { labelEn: Three }\n', 'Kurzlebig')).status).to.equal(200);
+      expect(await labelsOf()).to.deep.equal([{ status: 'DREI', label_de: null, label_en: 'Three' }]);
+      expect((await t.request(`/rest/${db}/tenants/Kurzlebig`, { method: 'DELETE' })).status).to.equal(204);
+      expect(await labelsOf()).to.deep.equal([]);
     });
 
     it('leaves the statuses in effect as they were when an upload is refused', async () => {
