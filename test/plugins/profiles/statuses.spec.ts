@@ -317,7 +317,7 @@ describe('profiles: statuses of the workflow', () => {
     });
 
     it('keeps status_labels in step with the profile, and a deleted tenant takes its rows with it', async () => {
-      const tenant = await createTenant(t, db, 'Kurzlebig');
+      const tenant = (await createTenant(t, db, 'Kurzlebig')) as { id: string };
       const labelsOf = async () => (await t.service.storage.knex.raw(
         `select status, label_de, label_en from "${schemaOf(db)}".status_labels where tenant = ? order by status`, [tenant.id],
       )).rows;
