@@ -4066,10 +4066,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4115,8 +4125,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description Any Activity: one of its concrete types, named by `_type`. */
@@ -4197,10 +4210,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4246,8 +4269,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Asset objects as HAL JSON. */
@@ -4343,10 +4369,20 @@ export interface components {
             /** @description Kind of responsibility, such as Owner or Steward. */
             role?: string;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4401,8 +4437,11 @@ export interface components {
             label?: string | null;
             /** @description Kind of responsibility, such as Owner or Steward. */
             role?: string | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Attribution objects as HAL JSON. */
@@ -4510,10 +4549,20 @@ export interface components {
              */
             required?: "OPTIONAL" | "MANDATORY";
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4579,8 +4628,11 @@ export interface components {
             readOnly?: boolean | null;
             /** @default OPTIONAL */
             required?: ("OPTIONAL" | "MANDATORY") | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
             writeOnly?: boolean | null;
         };
@@ -4658,10 +4710,20 @@ export interface components {
              */
             specializes?: string;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4717,8 +4779,11 @@ export interface components {
             root?: boolean | null;
             /** @description The more general classifier. Technical key of a Classifier. */
             specializes?: string | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Classifier objects as HAL JSON. */
@@ -4796,10 +4861,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4845,8 +4920,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Collection objects as HAL JSON. */
@@ -4937,10 +5015,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -4993,8 +5081,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Derivation objects as HAL JSON. */
@@ -5084,10 +5175,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5133,8 +5234,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Enumeration objects as HAL JSON. */
@@ -5220,10 +5324,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5270,8 +5384,11 @@ export interface components {
             email?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Group objects as HAL JSON. */
@@ -5354,10 +5471,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5405,8 +5532,11 @@ export interface components {
             /** @description Business key; unique within its parent's list. */
             label?: string;
             order?: number | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Literal objects as HAL JSON. */
@@ -5480,10 +5610,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5529,8 +5669,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Organization objects as HAL JSON. */
@@ -5605,10 +5748,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5663,8 +5816,11 @@ export interface components {
             givenName?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Person objects as HAL JSON. */
@@ -5734,10 +5890,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -5783,8 +5949,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Processing objects as HAL JSON. */
@@ -6233,10 +6402,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -6255,8 +6434,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A business data model; the root of collections, classifiers and enumerations. */
@@ -6321,10 +6503,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -6370,8 +6562,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Scheme objects as HAL JSON. */
@@ -6465,10 +6660,20 @@ export interface components {
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /**
              * Format: uuid
              * @description Owning tenant.
@@ -6514,8 +6719,11 @@ export interface components {
             description?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of Tenant objects as HAL JSON. */
@@ -6602,10 +6810,20 @@ export interface components {
              */
             statementTimeout?: number;
             /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
              * @default WORKING
-             * @enum {string}
+             * @example WORKING
+             * @example SUBMITTED
+             * @example ACCEPTED
+             * @example REJECTED
+             * @example FINAL
+             * @example INACTIVE
+             * @example PUBLISHED
+             * @example DELETENEW
+             * @example INTERMINATION
+             * @example ARCHIVED
              */
-            status?: "WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED";
+            status?: string;
             /** @description Subject Identifier from the identity provider; assigned once. */
             readonly subjectId?: string;
             /**
@@ -6669,8 +6887,11 @@ export interface components {
             serviceUser?: boolean | null;
             /** @description Longest run of a query-interface statement of this user, in milliseconds (0: none); overrides the database's and the server's. */
             statementTimeout?: number | null;
-            /** @default WORKING */
-            status?: ("WORKING" | "SUBMITTED" | "ACCEPTED" | "REJECTED" | "FINAL" | "INACTIVE" | "PUBLISHED") | null;
+            /**
+             * @description One of the standard workflow's statuses (WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.
+             * @default WORKING
+             */
+            status?: string | null;
             title?: string | null;
         };
         /** @description A list of User objects as HAL JSON. */

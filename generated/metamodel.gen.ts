@@ -36,7 +36,10 @@ export const metamodel: Metamodel = {
       "REJECTED",
       "FINAL",
       "INACTIVE",
-      "PUBLISHED"
+      "PUBLISHED",
+      "DELETENEW",
+      "INTERMINATION",
+      "ARCHIVED"
     ]
   },
   "plurals": {
@@ -232,7 +235,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -442,7 +448,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -671,7 +680,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -1044,7 +1056,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -1319,7 +1334,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -1552,7 +1570,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -1769,7 +1790,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -1977,7 +2001,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -2188,7 +2215,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -2409,7 +2439,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -2634,7 +2667,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -2881,7 +2917,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -3082,7 +3121,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -3287,7 +3329,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -3516,7 +3561,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -3707,7 +3755,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },
@@ -4003,7 +4054,10 @@ export const metamodel: Metamodel = {
             "REJECTED",
             "FINAL",
             "INACTIVE",
-            "PUBLISHED"
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
           ],
           "writeOnly": false
         },

@@ -41,7 +41,7 @@ export interface AttributionWrite {
   label?: string | null;
   /** Kind of responsibility, such as Owner or Steward. */
   role?: string | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -92,7 +92,7 @@ export interface BusinessAttributeWrite {
   owner?: boolean | null;
   readOnly?: boolean | null;
   required?: 'OPTIONAL' | 'MANDATORY' | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   writeOnly?: boolean | null;
   customProperties?: Record<string, unknown> | null;
@@ -129,7 +129,7 @@ export interface ClassifierWrite {
   root?: boolean | null;
   /** The more general classifier. */
   specializes?: string | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -145,7 +145,7 @@ export interface CollectionWrite {
   description?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -165,7 +165,7 @@ export interface DerivationWrite {
   description?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -181,7 +181,7 @@ export interface EnumerationWrite {
   description?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -199,7 +199,7 @@ export interface GroupWrite {
   email?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -219,7 +219,7 @@ export interface LiteralWrite {
   /** Business key; unique within its parent's list. */
   label?: string;
   order?: number | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -235,7 +235,7 @@ export interface OrganizationWrite {
   description?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -259,7 +259,7 @@ export interface PersonWrite {
   givenName?: string;
   /** Business key; unique within its parent's list. */
   label?: string | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -275,7 +275,7 @@ export interface ProcessingWrite {
   description?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -306,7 +306,7 @@ export interface Resource {
   modifiedBy?: string;
   /** Technical key of the parent object. */
   parentId?: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED';
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED';
   /** Owning tenant. */
   tenant?: string;
   title?: string;
@@ -325,7 +325,7 @@ export interface SchemeWrite {
   description?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -341,7 +341,7 @@ export interface TenantWrite {
   description?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -385,7 +385,7 @@ export interface UserWrite {
   serviceUser?: boolean | null;
   /** Longest run of a query-interface statement of this user, in milliseconds (0: none); overrides the database's and the server's. */
   statementTimeout?: number | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -398,7 +398,7 @@ export interface AttributionState {
   description?: string | null;
   label?: string | null;
   role?: string | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -427,7 +427,7 @@ export interface BusinessAttributeState {
   owner?: boolean | null;
   readOnly?: boolean | null;
   required?: 'OPTIONAL' | 'MANDATORY' | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   writeOnly?: boolean | null;
   customProperties?: Record<string, unknown> | null;
@@ -460,7 +460,7 @@ export interface ClassifierState {
   pluralName?: string | null;
   root?: boolean | null;
   specializes?: string | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -479,7 +479,7 @@ export interface CollectionState {
   _type?: 'Collection';
   description?: string | null;
   label: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -495,7 +495,7 @@ export interface DerivationState {
   derivedTo: string;
   description?: string | null;
   label?: string | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -511,7 +511,7 @@ export interface EnumerationState {
   _type?: 'Enumeration';
   description?: string | null;
   label: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -526,7 +526,7 @@ export interface GroupState {
   description?: string | null;
   email?: string | null;
   label: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -543,7 +543,7 @@ export interface LiteralState {
   description?: string | null;
   label: string;
   order?: number | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -559,7 +559,7 @@ export interface OrganizationState {
   _type?: 'Organization';
   description?: string | null;
   label: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -577,7 +577,7 @@ export interface PersonState {
   familyName?: string | null;
   givenName: string;
   label?: string | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -595,7 +595,7 @@ export interface ProcessingState {
   _type?: 'Processing';
   description?: string | null;
   label: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -609,7 +609,7 @@ export interface SchemeState {
   _type?: 'Scheme';
   description?: string | null;
   label: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -623,7 +623,7 @@ export interface TenantState {
   _type?: 'Tenant';
   description?: string | null;
   label: string;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -646,7 +646,7 @@ export interface UserState {
   password?: string | null;
   serviceUser?: boolean | null;
   statementTimeout?: number | null;
-  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }

@@ -4,7 +4,7 @@ import type { WritableStateGuard } from '../runtime/validation.ts';
 import type { WritableStates } from './models.gen.ts';
 import ajvRuntime0 from "ajv/dist/runtime/ucs2length.js";
 export const validateAttribution = validate10;
-const schema11 = {"type":"object","properties":{"_type":{"const":"Attribution"},"attributedTo":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"attributionFor":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"role":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["attributedTo"],"additionalProperties":false};
+const schema11 = {"type":"object","properties":{"_type":{"const":"Attribution"},"attributedTo":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"attributionFor":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"role":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["attributedTo"],"additionalProperties":false};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = ajvRuntime0.default;
 const pattern0 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", "u");
@@ -415,7 +415,7 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!(((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED"))){
+if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
 const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema11.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
@@ -546,7 +546,7 @@ return errors === 0;
 }
 
 export const validateBusinessAttribute = validate11;
-const schema12 = {"type":"object","properties":{"_type":{"const":"BusinessAttribute"},"cardinality":{"anyOf":[{"type":"string","enum":["ONE","MANY"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"dataType":{"anyOf":[{"type":"string","enum":["STRING","TEXT","INTEGER","DECIMAL","BOOLEAN","UUID","DATETIME","ENUMERATION","REFERENCE","LIST","INVERSE"]},{"type":"null"}]},"defaultValue":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"hasDomain":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"hasRange":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"identifying":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inverseOf":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"maxCardinality":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"minCardinality":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"owner":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"required":{"anyOf":[{"type":"string","enum":["OPTIONAL","MANDATORY"]},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"writeOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema12 = {"type":"object","properties":{"_type":{"const":"BusinessAttribute"},"cardinality":{"anyOf":[{"type":"string","enum":["ONE","MANY"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"dataType":{"anyOf":[{"type":"string","enum":["STRING","TEXT","INTEGER","DECIMAL","BOOLEAN","UUID","DATETIME","ENUMERATION","REFERENCE","LIST","INVERSE"]},{"type":"null"}]},"defaultValue":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"hasDomain":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"hasRange":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"identifying":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inverseOf":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"maxCardinality":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"minCardinality":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"owner":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"required":{"anyOf":[{"type":"string","enum":["OPTIONAL","MANDATORY"]},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"writeOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1526,7 +1526,7 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(!(((((((data16 === "WORKING") || (data16 === "SUBMITTED")) || (data16 === "ACCEPTED")) || (data16 === "REJECTED")) || (data16 === "FINAL")) || (data16 === "INACTIVE")) || (data16 === "PUBLISHED"))){
+if(!((((((((((data16 === "WORKING") || (data16 === "SUBMITTED")) || (data16 === "ACCEPTED")) || (data16 === "REJECTED")) || (data16 === "FINAL")) || (data16 === "INACTIVE")) || (data16 === "PUBLISHED")) || (data16 === "DELETENEW")) || (data16 === "INTERMINATION")) || (data16 === "ARCHIVED"))){
 const err61 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema12.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err61];
@@ -1711,7 +1711,7 @@ return errors === 0;
 }
 
 export const validateClassifier = validate12;
-const schema13 = {"type":"object","properties":{"_type":{"const":"Classifier"},"abstract":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"labelFrom":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"pluralName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"root":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"specializes":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema13 = {"type":"object","properties":{"_type":{"const":"Classifier"},"abstract":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"labelFrom":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"pluralName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"root":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"specializes":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2227,7 +2227,7 @@ vErrors.push(err31);
 }
 errors++;
 }
-if(!(((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED"))){
+if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
 const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema13.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
@@ -2358,7 +2358,7 @@ return errors === 0;
 }
 
 export const validateCollection = validate13;
-const schema14 = {"type":"object","properties":{"_type":{"const":"Collection"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema14 = {"type":"object","properties":{"_type":{"const":"Collection"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2568,7 +2568,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED"))){
+if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
 const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema14.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
@@ -2699,7 +2699,7 @@ return errors === 0;
 }
 
 export const validateDerivation = validate14;
-const schema15 = {"type":"object","properties":{"_type":{"const":"Derivation"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"derivationFor":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"derivedTo":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["derivedTo"],"additionalProperties":false};
+const schema15 = {"type":"object","properties":{"_type":{"const":"Derivation"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"derivationFor":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"derivedTo":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["derivedTo"],"additionalProperties":false};
 
 function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3041,7 +3041,7 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(!(((((((data6 === "WORKING") || (data6 === "SUBMITTED")) || (data6 === "ACCEPTED")) || (data6 === "REJECTED")) || (data6 === "FINAL")) || (data6 === "INACTIVE")) || (data6 === "PUBLISHED"))){
+if(!((((((((((data6 === "WORKING") || (data6 === "SUBMITTED")) || (data6 === "ACCEPTED")) || (data6 === "REJECTED")) || (data6 === "FINAL")) || (data6 === "INACTIVE")) || (data6 === "PUBLISHED")) || (data6 === "DELETENEW")) || (data6 === "INTERMINATION")) || (data6 === "ARCHIVED"))){
 const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema15.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
@@ -3172,7 +3172,7 @@ return errors === 0;
 }
 
 export const validateEnumeration = validate15;
-const schema16 = {"type":"object","properties":{"_type":{"const":"Enumeration"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema16 = {"type":"object","properties":{"_type":{"const":"Enumeration"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3382,7 +3382,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED"))){
+if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
 const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema16.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
@@ -3513,7 +3513,7 @@ return errors === 0;
 }
 
 export const validateGroup = validate16;
-const schema17 = {"type":"object","properties":{"_type":{"const":"Group"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"email":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema17 = {"type":"object","properties":{"_type":{"const":"Group"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"email":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3789,7 +3789,7 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!(((((((data5 === "WORKING") || (data5 === "SUBMITTED")) || (data5 === "ACCEPTED")) || (data5 === "REJECTED")) || (data5 === "FINAL")) || (data5 === "INACTIVE")) || (data5 === "PUBLISHED"))){
+if(!((((((((((data5 === "WORKING") || (data5 === "SUBMITTED")) || (data5 === "ACCEPTED")) || (data5 === "REJECTED")) || (data5 === "FINAL")) || (data5 === "INACTIVE")) || (data5 === "PUBLISHED")) || (data5 === "DELETENEW")) || (data5 === "INTERMINATION")) || (data5 === "ARCHIVED"))){
 const err18 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema17.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
@@ -3920,7 +3920,7 @@ return errors === 0;
 }
 
 export const validateLiteral = validate17;
-const schema18 = {"type":"object","properties":{"_type":{"const":"Literal"},"code":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema18 = {"type":"object","properties":{"_type":{"const":"Literal"},"code":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4272,7 +4272,7 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!(((((((data6 === "WORKING") || (data6 === "SUBMITTED")) || (data6 === "ACCEPTED")) || (data6 === "REJECTED")) || (data6 === "FINAL")) || (data6 === "INACTIVE")) || (data6 === "PUBLISHED"))){
+if(!((((((((((data6 === "WORKING") || (data6 === "SUBMITTED")) || (data6 === "ACCEPTED")) || (data6 === "REJECTED")) || (data6 === "FINAL")) || (data6 === "INACTIVE")) || (data6 === "PUBLISHED")) || (data6 === "DELETENEW")) || (data6 === "INTERMINATION")) || (data6 === "ARCHIVED"))){
 const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema18.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err23];
@@ -4403,7 +4403,7 @@ return errors === 0;
 }
 
 export const validateOrganization = validate18;
-const schema19 = {"type":"object","properties":{"_type":{"const":"Organization"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema19 = {"type":"object","properties":{"_type":{"const":"Organization"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -4613,7 +4613,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED"))){
+if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
 const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema19.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
@@ -4744,7 +4744,7 @@ return errors === 0;
 }
 
 export const validatePerson = validate19;
-const schema20 = {"type":"object","properties":{"_type":{"const":"Person"},"agentOf":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"email":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"type":"string","maxLength":1000,"minLength":1},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["agentOf","givenName"],"additionalProperties":false};
+const schema20 = {"type":"object","properties":{"_type":{"const":"Person"},"agentOf":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"email":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"type":"string","maxLength":1000,"minLength":1},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["agentOf","givenName"],"additionalProperties":false};
 
 function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5197,7 +5197,7 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!(((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED"))){
+if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
 const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema20.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
@@ -5328,7 +5328,7 @@ return errors === 0;
 }
 
 export const validateProcessing = validate20;
-const schema21 = {"type":"object","properties":{"_type":{"const":"Processing"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema21 = {"type":"object","properties":{"_type":{"const":"Processing"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5538,7 +5538,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED"))){
+if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
 const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema21.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
@@ -5669,7 +5669,7 @@ return errors === 0;
 }
 
 export const validateScheme = validate21;
-const schema22 = {"type":"object","properties":{"_type":{"const":"Scheme"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema22 = {"type":"object","properties":{"_type":{"const":"Scheme"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5879,7 +5879,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED"))){
+if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
 const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema22.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
@@ -6010,7 +6010,7 @@ return errors === 0;
 }
 
 export const validateTenant = validate22;
-const schema23 = {"type":"object","properties":{"_type":{"const":"Tenant"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema23 = {"type":"object","properties":{"_type":{"const":"Tenant"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6220,7 +6220,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED"))){
+if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
 const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema23.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
@@ -6351,7 +6351,7 @@ return errors === 0;
 }
 
 export const validateUser = validate23;
-const schema24 = {"type":"object","properties":{"_type":{"const":"User"},"accessLevel":{"anyOf":[{"type":"string","enum":["READ_ONLY","EDITOR","ADMINISTRATOR"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"defaultTenant":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"isPerson":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"loginId":{"type":"string","maxLength":1000,"minLength":1},"password":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"serviceUser":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"statementTimeout":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["loginId"],"additionalProperties":false};
+const schema24 = {"type":"object","properties":{"_type":{"const":"User"},"accessLevel":{"anyOf":[{"type":"string","enum":["READ_ONLY","EDITOR","ADMINISTRATOR"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"defaultTenant":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"isPerson":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"loginId":{"type":"string","maxLength":1000,"minLength":1},"password":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"serviceUser":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"statementTimeout":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["loginId"],"additionalProperties":false};
 
 function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -7149,7 +7149,7 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(!(((((((data13 === "WORKING") || (data13 === "SUBMITTED")) || (data13 === "ACCEPTED")) || (data13 === "REJECTED")) || (data13 === "FINAL")) || (data13 === "INACTIVE")) || (data13 === "PUBLISHED"))){
+if(!((((((((((data13 === "WORKING") || (data13 === "SUBMITTED")) || (data13 === "ACCEPTED")) || (data13 === "REJECTED")) || (data13 === "FINAL")) || (data13 === "INACTIVE")) || (data13 === "PUBLISHED")) || (data13 === "DELETENEW")) || (data13 === "INTERMINATION")) || (data13 === "ARCHIVED"))){
 const err50 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];

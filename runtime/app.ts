@@ -24,7 +24,7 @@ import { createAuthenticator, type Authenticator } from './auth/middleware.ts';
 import type { AuthDriver, Principal } from './auth/types.ts';
 import { AUTH_PHASES, type AuthenticateOptions, type AuthPhase, type PluginHost, type ObjectLink, type PluginManifest, type RestExtension, type SecretHandler } from './plugins.ts';
 import { importPlugins, loadPlugins } from './plugin-loader.ts';
-import type { CustomPropertiesCheck } from './rest/writer.ts';
+import type { CustomPropertiesCheck, StatusCheck } from './rest/writer.ts';
 import { META_DATABASE, seedMetamodel } from './storage/meta-database.ts';
 import { readStandardMetamodel } from './metamodel/standard.ts';
 import { apiOpening, restOpening } from './openings.ts';
@@ -105,6 +105,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   const restExtensions: RestExtension[] = [];
   const objectLinks: ObjectLink[] = [];
   let customProperties: CustomPropertiesCheck | undefined;
+  let statusCheck: StatusCheck | undefined;
   const readJson = jsonBodyReader(config.bodyLimitBytes);
   const interactive = new InteractiveGate();
   const metrics = new ServiceMetrics();
@@ -127,6 +128,10 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
       if (customProperties) throw new Error('a custom-properties check is registered already');
       customProperties = check;
     },
+    setStatusCheck: (check) => {
+      if (statusCheck) throw new Error('a status check is registered already');
+      statusCheck = check;
+    },
     afterViews: (task) => viewTasks.push(task),
     addAuthDriver: () => {
       throw new Error('addAuthDriver is bound to each plugin');
@@ -144,7 +149,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   };
   for (const { manifest, settings } of plugins) await manifest.register(withDrivers(host, manifest, drivers), settings);
   const restDeps = {
-    model: generated.metamodel, routes: generated.routes, validators: generated.validators, knex, secretHandlers, customProperties, objectLinks,
+    model: generated.metamodel, routes: generated.routes, validators: generated.validators, knex, secretHandlers, customProperties, statusCheck, objectLinks,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
   authenticator = createAuthenticator(drivers.sort((a, b) => a.phase - b.phase).map((d) => d.driver), directory, {

@@ -43,7 +43,7 @@ export { bodyError, decodedBody, hasBody, type DecodedBody, type JsonBodyReader 
 export { oversized, violationsOf, wrongTypeKey } from './validation.ts';
 export { UUID } from './rest/paths.ts';
 export { epochMillis } from './versions.ts';
-export type { CustomPropertiesCheck } from './rest/writer.ts';
+export type { CustomPropertiesCheck, StatusCheck } from './rest/writer.ts';
 
 // The plugin's part of the OpenAPI document (plugins/<name>/openapi.ts), in the document's own terms.
 export { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, queryParameter, ref, type OpenApiFragment } from './openapi-fragment.ts';

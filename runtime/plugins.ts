@@ -23,7 +23,7 @@ import type { Violation } from './errors.ts';
 import type { Storage } from './storage/connection.ts';
 import type { Databases } from './storage/databases.ts';
 import type { Principal } from './auth/types.ts';
-import type { CustomPropertiesCheck } from './rest/writer.ts';
+import type { CustomPropertiesCheck, StatusCheck } from './rest/writer.ts';
 import type { Context } from 'koa';
 import type { JsonBodyReader } from './body.ts';
 import type { Metrics } from './metrics.ts';
@@ -168,6 +168,12 @@ export interface PluginHost {
   addObjectLink(link: ObjectLink): void;
   /** The one check of custom properties on every REST write. */
   setCustomPropertiesCheck(check: CustomPropertiesCheck): void;
+  /**
+   * The one check of statuses beyond the standard workflow's and of changes
+   * of status on every REST write (decisions §7.2). Without one, only the
+   * standard statuses are accepted and every change is allowed.
+   */
+  setStatusCheck(check: StatusCheck): void;
   /** Runs after a database's generated views were (re)created, and for every database at start. */
   afterViews(task: (q: Knex | Knex.Transaction, db: string) => Promise<void>): void;
   /**

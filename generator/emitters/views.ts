@@ -117,11 +117,21 @@ export function readStatusLabels(model: Metamodel, path = STATUS_LABELS_PATH): S
   return labels;
 }
 
-function statusLabelColumn(status: string, model: Metamodel, labels: StatusLabels): string {
+/**
+ * The label of a standard status from the generated labels; of a status the
+ * row's tenant declares (decisions §7.2) from `status_labels`, which the
+ * profiles plugin keeps in step with the tenant's profile (looked up only for
+ * a status that is not standard). German in German, English otherwise, each
+ * falling back to the other.
+ */
+function statusLabelColumn(status: string, tenant: string, model: Metamodel, labels: StatusLabels): string {
   const caseOf = (lang: string) =>
     `case ${status} ${(model.enumerations.Status ?? []).map((s) => `when ${literal(s)} then ${literal(labels[s][lang])}`).join(' ')} end`;
   const others = languagesOf(labels).filter((l) => l !== DEFAULT_LANGUAGE);
-  return `case ${LANGUAGE} ${others.map((l) => `when ${literal(l)} then ${caseOf(l)}`).join(' ')} else ${caseOf(DEFAULT_LANGUAGE)} end`;
+  const standard = `case ${LANGUAGE} ${others.map((l) => `when ${literal(l)} then ${caseOf(l)}`).join(' ')} else ${caseOf(DEFAULT_LANGUAGE)} end`;
+  const declared = `(select case ${LANGUAGE} when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end ` +
+    `from status_labels sl where sl.tenant = ${tenant} and sl.status = ${status})`;
+  return `coalesce(${standard}, ${declared})`;
 }
 
 function typeColumns(type: TypeDef, source: Source, model: Metamodel, labels: StatusLabels): [string, string][] {
@@ -131,7 +141,7 @@ function typeColumns(type: TypeDef, source: Source, model: Metamodel, labels: St
   for (const p of properties.filter((x) => x.name !== 'id')) columns.push([snakeCase(p.name), source.read(p)]);
   const status = byName('status');
   if (!status) throw new Error(`type ${type.name} has no status property`);
-  columns.push(['status_label', statusLabelColumn(source.read(status), model, labels)]);
+  columns.push(['status_label', statusLabelColumn(source.read(status), `${source.alias}.tenant`, model, labels)]);
   const names = columns.map(([name]) => name);
   const clash = names.find((n, i) => names.indexOf(n) !== i);
   if (clash) throw new Error(`type ${type.name}: two columns named ${clash}`);

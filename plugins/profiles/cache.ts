@@ -14,6 +14,7 @@ import type { Knex } from 'knex';
 import type { Metamodel } from '../../runtime/host.ts';
 import { CompiledAnnotations } from './rules.ts';
 import { ProfileStore } from './store.ts';
+import type { StatusCache } from './statuses.ts';
 
 interface Entry {
   revision: number | null;
@@ -26,7 +27,8 @@ const GONE = new Set(['42P01', '3F000']);
 export class AnnotationCache {
   private readonly entries = new Map<string, Entry>();
 
-  constructor(private readonly knex: Knex, private readonly model: Metamodel) {}
+  /** `statuses`: refreshed with the annotations, in the same lookup, when a write asks for both. */
+  constructor(private readonly knex: Knex, private readonly model: Metamodel, private readonly statuses?: StatusCache) {}
 
   private keyOf(db: string, tenant: string) {
     return `${db}\u0000${tenant}`;
@@ -42,13 +44,24 @@ export class AnnotationCache {
     return this.entries.get(this.keyOf(db, tenant))?.annotations;
   }
 
-  /** The annotations in effect now: one cheap lookup, a compile only after a new upload. */
-  async current(db: string, tenant: string): Promise<CompiledAnnotations> {
+  /**
+   * The annotations in effect now: one cheap lookup, a compile only after a
+   * new upload. `withStatuses`: the same lookup brings the statuses of the
+   * tenant's profile up to date (statuses.ts), for a write that may set one.
+   */
+  async current(db: string, tenant: string, withStatuses = false): Promise<CompiledAnnotations> {
     const key = this.keyOf(db, tenant);
     const known = this.entries.get(key);
     let row;
     try {
-      row = await new ProfileStore(this.knex, db).revisionSince(tenant, 'annotations', known?.revision ?? null);
+      const store = new ProfileStore(this.knex, db);
+      if (withStatuses && this.statuses) {
+        const found = await store.revisionsSince(tenant, { annotations: known?.revision ?? null, profile: this.statuses.revisionOf(db, tenant) });
+        this.statuses.take(db, tenant, found.profile ?? null);
+        row = found.annotations ?? null;
+      } else {
+        row = await store.revisionSince(tenant, 'annotations', known?.revision ?? null);
+      }
     } catch (err) {
       if (GONE.has((err as { code?: string }).code ?? '')) return CompiledAnnotations.none;
       throw err;

@@ -31,6 +31,7 @@ import { WRITABLE_SYSTEM_PROPERTIES, type CustomPropertiesCheck, type ObjectStor
 import type { AnnotationCache } from './cache.ts';
 import { CompiledAnnotations, type CustomPropertyRule, type TypeRules } from './rules.ts';
 import { checkScalar, UNSTORABLE, UUID_PATTERN } from './values.ts';
+import { mayTouchStatus } from './statuses.ts';
 
 interface WriteRequest {
   method: string;
@@ -90,7 +91,7 @@ export class CustomPropertiesChecker {
       if (request.references.size < PREFETCH_LIMIT) collectKeys(item.customProperties, request.references);
       collectTexts(item.customProperties, request.texts);
     }
-    request.annotations = await this.cache.current(db, principal.tenant);
+    request.annotations = await this.cache.current(db, principal.tenant, mayTouchStatus(ctx.method, body));
     return false;
   };
 

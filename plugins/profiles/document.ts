@@ -10,6 +10,7 @@ import type { ErrorObject } from 'ajv';
 import type { Metamodel, Violation } from '../../runtime/host.ts';
 import { BASE_TYPES, shapeErrors, type ProfileKind } from './schema.ts';
 import { checkAgainstMetamodel } from './semantics.ts';
+import { checkStatuses } from './status-rules.ts';
 import { classify } from './vocabulary.ts';
 import { UNSTORABLE } from './values.ts';
 
@@ -83,7 +84,7 @@ export function readProfile(kind: ProfileKind, bytes: Buffer, model: Metamodel):
   const refused: Violation[] = top.refused.map((r) => ({ path: r.key, key: r.reason, params: { ...at([r.key], 'key'), value: r.key, suggestion: r.suggestion } }));
   const shape = shapeErrors(kind, document, [...top.types, ...top.later]);
   if (shape.length || refused.length) return refuse([...refused, ...shapeViolations(shape, at)]);
-  const violations = checkAgainstMetamodel(kind, document as Record<string, unknown>, model, at, top);
+  const violations = [...checkStatuses(kind, document as Record<string, unknown>, model, at), ...checkAgainstMetamodel(kind, document as Record<string, unknown>, model, at, top)];
   if (violations.length) return refuse(violations);
   return { ok: true, document: document as Record<string, unknown> };
 }

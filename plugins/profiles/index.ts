@@ -20,6 +20,7 @@ import { profileRoutes } from './routes.ts';
 import { MIGRATIONS } from './store.ts';
 import { PROFILE_MESSAGES } from './messages.ts';
 import { openapi } from './openapi.ts';
+import { StatusCache, StatusChecker } from './statuses.ts';
 
 /** 1 MiB: annotation files of several thousand lines fit many times over. */
 export const DEFAULT_PROFILE_LIMIT = 1024 * 1024;
@@ -62,16 +63,24 @@ export const manifest: PluginManifest<ProfileSettings> = {
     const limit = settings.SERVICE_PROFILE_LIMIT;
     const model = await metamodelOf(host.config.generatedDir);
     const standard = loadStandardProfiles(host.config.generatedDir);
-    const cache = new AnnotationCache(host.knex, model);
+    const statuses = new StatusCache(model);
+    const cache = new AnnotationCache(host.knex, model, statuses);
     const checker = new CustomPropertiesChecker(cache, host.log);
     host.addRestExtension(checker.observe);
+    // After the custom-properties check's: its lookup brings the statuses up to date.
+    const statusChecker = new StatusChecker(statuses, host.log);
+    host.addRestExtension(statusChecker.observe);
     host.onChange((db, types) => {
-      if (types.includes('Tenant')) cache.forget(db);
+      if (types.includes('Tenant')) {
+        cache.forget(db);
+        statuses.forget(db);
+      }
     });
     host.setCustomPropertiesCheck(checker.check);
+    host.setStatusCheck(statusChecker.check);
     const reader = new ProfileReader(host.config.generatedDir);
     host.onClose(() => reader.close());
-    profileRoutes(host.api, { knex: host.knex, reader, standard, cache, limit, log: host.log });
+    profileRoutes(host.api, { knex: host.knex, reader, standard, cache, statuses, limit, log: host.log });
     const limits = await limitsOf(host.config.generatedDir);
     const fingerprint = createHash('sha256').update(JSON.stringify([model, limits, Object.values(standard).map((s) => s.bytes.toString('base64'))])).digest('base64url');
     metamodelRoute(host.api, { knex: host.knex, model, limits, standard: standardLayers(standard), fingerprint, defaultLanguage: host.config.language });

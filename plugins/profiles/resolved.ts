@@ -22,6 +22,7 @@
 import type { Language, Metamodel, PropertyDef, TypeDef } from '../../runtime/host.ts';
 import { baseTypeOf, type BaseType } from './schema.ts';
 import { STEREOTYPE_PROPERTY } from './rules.ts';
+import { STATUSES_KEY, TenantStatuses } from './status-rules.ts';
 import { entriesOf, TEXT_LIMITS } from './values.ts';
 import { annotationChain, extendsChain, extendsIn, isSetting, laterTypes, type ExtendsOf } from './vocabulary.ts';
 
@@ -343,15 +344,42 @@ function shownAs(d: Definition, language: Language): Json {
 
 const isScalar = (v: unknown): v is string | number | boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 
-/** Top-level keys that are not types, known now or later (themes and the like), the profile's over the annotations'. */
+/**
+ * Top-level keys that are not types, known now or later (themes and the
+ * like), the profile's over the annotations'. A profile's `statuses` is no
+ * setting: its statuses are literals of `status` (statusLayer).
+ */
 function settingsOf(model: Metamodel, layers: Layer[]): Json {
   const later = laterTypes(model);
   const settings: Json = {};
-  for (const layer of layers) for (const [key, value] of Object.entries(layer.document)) if (isSetting(key, model, later)) settings[key] = value;
+  for (const layer of layers) {
+    for (const [key, value] of Object.entries(layer.document)) {
+      if (isSetting(key, model, later) && !(layer.kind === 'profile' && key === STATUSES_KEY)) settings[key] = value;
+    }
+  }
   return settings;
 }
 
-export function resolveMetamodelFor(model: Metamodel, layers: Layer[], limits: PropertyLimits, language: Language): Json {
+/**
+ * The statuses the profiles declare beyond the standard ones (decisions §7.2),
+ * as literals of `status` with their labels, under every other layer (whose
+ * labels of the same literal win).
+ */
+function statusLayer(model: Metamodel, layers: Layer[]): Layer[] {
+  const literals: Definition = {};
+  for (const layer of layers) {
+    if (layer.kind !== 'profile') continue;
+    for (const [name, l] of new TenantStatuses(layer.document, model).declared) {
+      literals[name] = { ...(l.label !== undefined ? { label: l.label } : {}), ...(l.labelEn !== undefined ? { labelEn: l.labelEn } : {}) };
+    }
+  }
+  const root = Object.values(model.types).find((t) => t.properties.some((p) => p.name === 'status' && p.declaredBy === t.name));
+  if (!root || !Object.keys(literals).length) return [];
+  return [{ kind: 'annotations', document: { [root.name]: { properties: { status: { literals } } } } }];
+}
+
+export function resolveMetamodelFor(model: Metamodel, given: Layer[], limits: PropertyLimits, language: Language): Json {
+  const layers = [...statusLayer(model, given), ...given];
   const names = Object.keys(model.types).sort();
   const extendsOf = extendsIn(...layers.map((l) => l.document));
   return {

@@ -14,6 +14,7 @@ import { attachment } from './disposition.ts';
 import { readSingleFile } from './multipart.ts';
 import type { ProfileReader } from './reader.ts';
 import { ProfileStore } from './store.ts';
+import { replaceStatusLabels, type StatusCache } from './statuses.ts';
 
 export interface ProfileRoutesOptions {
   knex: Knex;
@@ -21,6 +22,8 @@ export interface ProfileRoutesOptions {
   reader: ProfileReader;
   standard: Record<string, StandardProfile>;
   cache: AnnotationCache;
+  /** The statuses the tenants' profiles declare (statuses.ts). */
+  statuses: StatusCache;
   /** Largest file accepted, in bytes. */
   limit: number;
   log: Logger;
@@ -48,7 +51,13 @@ export function profileRoutes(api: Router, o: ProfileRoutesOptions) {
     const store = new ProfileStore(o.knex, db);
     // The never-uploaded profile is its initial document: uploading that changes nothing.
     const unchangedInitial = file.bytes.equals(profile.initial) && !(await store.read(tenant, name));
-    const revision = unchangedInitial ? null : await store.save(tenant, name, { filename: file.filename ?? profile.filename, bytes: file.bytes, parsed: read.document }, principal.loginId);
+    const upload = { filename: file.filename ?? profile.filename, bytes: file.bytes, parsed: read.document };
+    // The profile's statuses label the query views (`status_labels`): stored with it, in one transaction.
+    const revision = unchangedInitial ? null : await o.knex.transaction(async (trx) => {
+      const saved = await new ProfileStore(trx, db).save(tenant, name, upload, principal.loginId);
+      if (saved !== null && profile.kind === 'profile') await replaceStatusLabels(trx, db, tenant, o.statuses.remember(db, tenant, saved, read.document));
+      return saved;
+    });
     if (revision !== null && profile.kind === 'annotations') o.cache.remember(db, tenant, revision, read.document);
     o.log.info({ db, tenant, profile: name, bytes: file.bytes.length, changed: revision !== null, revision }, 'profile uploaded');
     ctx.status = 200;

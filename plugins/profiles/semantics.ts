@@ -12,6 +12,7 @@ import type { Metamodel, PropertyDef, TypeDef, Violation } from '../../runtime/h
 import type { Locator } from './document.ts';
 import { baseTypeOf, WIDTH, type BaseType, type ProfileKind } from './schema.ts';
 import { checkScalar, entriesOf, LITERAL_BASE_TYPES, literalText } from './values.ts';
+import { declaredNames } from './status-rules.ts';
 import { annotationChain, extendsIn, laterTypes, nearestType, reaches, type ExtendsOf, type TopLevel } from './vocabulary.ts';
 
 type Path = (string | number)[];
@@ -20,11 +21,22 @@ type Definition = Record<string, unknown>;
 /** Names of custom properties: letters (any language), digits and `_`, starting with a letter. */
 export const CUSTOM_PROPERTY_NAME = /^\p{L}[\p{L}\p{N}_]*$/u;
 
+/**
+ * Statuses a document may label beyond the standard ones (decisions §7.2): a
+ * profile those it declares; annotations none (typos must not pass silently,
+ * and the profile that declares statuses is uploaded on its own).
+ */
+type ExtraStatuses = Set<string>;
+
+const isStatus = (property: PropertyDef) => property.dataType === 'ENUMERATION' && property.range === 'Status';
+
 /** Literals of standard properties: which data types can have them, and which literals each allows. */
-function propertyLiteral(property: PropertyDef, literal: string): 'ok' | 'notInEnumeration' | 'invalid' {
+function propertyLiteral(property: PropertyDef, literal: string, extra: ExtraStatuses): 'ok' | 'notInEnumeration' | 'invalid' {
   switch (property.dataType) {
     case 'ENUMERATION':
-      return property.values?.includes(literal) ? 'ok' : 'notInEnumeration';
+      if (property.values?.includes(literal)) return 'ok';
+      if (isStatus(property) && extra.has(literal)) return 'ok';
+      return 'notInEnumeration';
     case 'BOOLEAN':
       return literal === 'true' || literal === 'false' ? 'ok' : 'invalid';
     case 'INTEGER':
@@ -62,9 +74,11 @@ const isWidth = (value: unknown) => (typeof value === 'number' ? Number.isFinite
 class Checker {
   readonly violations: Violation[] = [];
   private readonly extendsOf: ExtendsOf;
+  private readonly extraStatuses: ExtraStatuses;
 
   constructor(private readonly kind: ProfileKind, private readonly document: Definition, private readonly model: Metamodel, private readonly at: Locator, private readonly top: TopLevel) {
     this.extendsOf = extendsIn(document);
+    this.extraStatuses = new Set(kind === 'profile' ? declaredNames(document) : []);
   }
 
   private report(path: Path, key: string, params: Record<string, unknown>, where: 'key' | 'value' = 'key') {
@@ -169,10 +183,11 @@ class Checker {
       return;
     }
     for (const l of entriesOf(literals)) {
-      const verdict = propertyLiteral(property, l.name);
+      const verdict = propertyLiteral(property, l.name, this.extraStatuses);
       const at = [...path, 'literals', l.segment];
       if (verdict === 'notInEnumeration') {
-        this.report(at, 'profileLiteralNotInEnumeration', { value: l.name, property: property.name, allowed: (property.values ?? []).join(', ') });
+        const extra = isStatus(property) ? [...this.extraStatuses].sort().filter((s) => !property.values?.includes(s)) : [];
+        this.report(at, 'profileLiteralNotInEnumeration', { value: l.name, property: property.name, allowed: [...(property.values ?? []), ...extra].join(', ') });
       } else if (verdict === 'invalid') {
         this.report(at, 'profileInvalidLiteral', { value: l.name, baseType: property.dataType });
       }

@@ -73,6 +73,22 @@ export class ProfileStore {
   }
 
   /**
+   * `revisionSince` for several profiles in one lookup: by name, the
+   * revision, with the parsed document where it is not the one the caller has.
+   */
+  async revisionsSince(tenant: string, known: Record<string, number | null>): Promise<Record<string, { revision: number; parsed?: Record<string, unknown> }>> {
+    const names = Object.keys(known);
+    const r = await this.q.raw(
+      `select name, revision, case when revision is distinct from (?::jsonb ->> name)::bigint then parsed end as parsed
+       from ${this.table} where tenant = ? and name in (${names.map(() => '?').join(', ')})`,
+      [JSON.stringify(known), tenant, ...names],
+    );
+    return Object.fromEntries(r.rows.map((row: { name: string; revision: string | number; parsed?: Record<string, unknown> | null }) => [
+      row.name, { revision: Number(row.revision), ...(row.parsed ? { parsed: row.parsed } : {}) },
+    ]));
+  }
+
+  /**
    * The revisions of the tenant's profiles by name, and their parsed
    * documents when `withDocuments`: what the metamodel call depends on.
    */

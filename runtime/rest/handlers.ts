@@ -21,7 +21,7 @@ import { halList, halObject, halStored, objectHref, type Links } from './hal.ts'
 import { placeItemType, placeName, placeTypes, resolvePath, scopeTenant, type ListPlace, type PathKey, type Scope, type Target } from './paths.ts';
 import { resolvePathAt } from './as-of.ts';
 import { listItems, pagedAsOf, readList } from './lists.ts';
-import { changesNothing, isForeign, type CustomPropertiesCheck, type PreparedWrite, type Validators, Writer } from './writer.ts';
+import { changesNothing, isForeign, type CustomPropertiesCheck, type PreparedWrite, type StatusCheck, type Validators, Writer } from './writer.ts';
 import { assertNoViolations, itemPath } from './write-violations.ts';
 import { removalOf } from './removal.ts';
 import { hasBody } from '../body.ts';
@@ -42,6 +42,8 @@ export interface RestDeps {
   secretHandlers: Map<string, SecretHandler>;
   /** Validates custom properties against the tenant's annotations (profiles plugin). */
   customProperties?: CustomPropertiesCheck;
+  /** Admits the statuses a tenant declares and checks changes of status (profiles plugin). */
+  statusCheck?: StatusCheck;
   /** Told after a write committed, with the types it touched (caches of users and tenants listen). */
   changed?(db: string, types: string[]): void;
   /** Lists that plugins serve below objects (a user's `accessKeys`), linked from the objects (runtime/plugins.ts). */
@@ -233,7 +235,8 @@ function creatable(model: Metamodel, place: ListPlace): boolean {
 }
 
 function writerOf(call: Call, store: ObjectStore) {
-  return new Writer(call.deps.model, call.deps.validators, store, call.scope.tenant, call.principal.loginId, call.deps.customProperties);
+  return new Writer(call.deps.model, call.deps.validators, store, call.scope.tenant, call.principal.loginId, call.deps.customProperties,
+    call.deps.statusCheck && { check: call.deps.statusCheck, accessLevel: call.principal.accessLevel });
 }
 
 async function deleteObject(call: Call, trx: Knex.Transaction, store: ObjectStore, target: ObjectTarget): Promise<Answer> {

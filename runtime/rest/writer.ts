@@ -104,7 +104,36 @@ export type CustomPropertiesCheck = (args: {
   store: ObjectStore;
 }) => Promise<Violation[]>;
 
+/**
+ * Admits a status beyond the standard workflow's (one the tenant declares)
+ * and checks a change of status against the transitions the tenant allows
+ * (the profiles plugin; decisions §7.2). Called for an object whose write
+ * sends a status that is not standard, and for every change of an existing
+ * object's status. Paths are relative to the object (`status`).
+ * Synchronous, beside the generated validation, so that its violations are
+ * reported with the others: what it needs it reads before the write (a REST
+ * extension sees every request first).
+ */
+export type StatusCheck = (args: {
+  db: string;
+  tenant: string;
+  type: TypeDef;
+  /** The status the object will have. */
+  status: string;
+  /** The stored object's status; null when the write creates the object. */
+  previous: string | null;
+  /** The caller's access level in the tenant. */
+  accessLevel: string;
+}) => Violation[];
+
+export interface StatusChecking {
+  check: StatusCheck;
+  accessLevel: string;
+}
+
 export class Writer {
+  private readonly standardStatuses: Set<string>;
+
   constructor(
     readonly model: Metamodel,
     private readonly validators: Validators,
@@ -112,7 +141,16 @@ export class Writer {
     private readonly tenant: string,
     private readonly actor: string,
     private readonly customProperties?: CustomPropertiesCheck,
-  ) {}
+    private readonly statuses?: StatusChecking,
+  ) {
+    this.standardStatuses = new Set(model.enumerations.Status ?? []);
+  }
+
+  /** A status the generated validator does not know is left to the status check, when there is one. */
+  private deferredStatus(state: Record<string, unknown>): string | undefined {
+    const status = state.status;
+    return this.statuses && typeof status === 'string' && !this.standardStatuses.has(status) ? status : undefined;
+  }
 
   /** Prepares one object; violations are collected, not thrown, so a list reports all of them. */
   async prepare(req: WriteRequest, now: number, violations: ViolationList): Promise<PreparedWrite | null> {
@@ -142,7 +180,12 @@ export class Writer {
     const state = this.mergedState(type, body, req);
     const placement = this.placement(type, state, req, report);
     this.deriveLabel(type, state, req);
-    if (!this.validate(type, state, report) || !placement) return null;
+    const deferred = this.deferredStatus(state);
+    if (deferred !== undefined) delete state.status;
+    const valid = this.validate(type, state, report);
+    if (deferred !== undefined) state.status = deferred;
+    const statusAllowed = this.checkStatus(type, state, body, req, report);
+    if (!valid || !statusAllowed || !placement) return null;
     return { req, body, type, state, placement };
   }
 
@@ -250,6 +293,18 @@ export class Writer {
       if (parts.length) state.label = parts.join(' ');
     }
     if (state.label == null && req.key && !req.key.isId) state.label = req.key.value;
+  }
+
+  /** A status that is not standard, and every change of status, go to the status check (when there is one). */
+  private checkStatus(type: TypeDef, state: Record<string, unknown>, body: Record<string, unknown>, req: WriteRequest, report: Report): boolean {
+    if (!this.statuses || typeof state.status !== 'string') return true;
+    const previous = req.existing?.status ?? null;
+    const sent = body.status !== undefined && body.status !== null;
+    const changed = !!req.existing && previous !== state.status;
+    if (!changed && !(sent && !this.standardStatuses.has(state.status))) return true;
+    const refused = this.statuses.check({ db: this.store.db, tenant: this.tenant, type, status: state.status, previous, accessLevel: this.statuses.accessLevel });
+    for (const v of refused) report(v.path, v.key, v.params);
+    return !refused.length;
   }
 
   /** Reports every violated constraint once, on the offending property; the guard narrows the state to what the validator admits. */

@@ -98,6 +98,15 @@ const databaseMigrations: string[] = [
   // Search's best tiers (the exact label, then labels that start with the text) read in order and only
   // as far as the page: the folded label in byte order, which LIKE 'text%' can range over.
   `create index objects_search_prefix on $S.objects (tenant, search_label collate "C", id);`,
+  // Labels of the statuses a tenant's profile declares beyond the standard workflow's (decisions §7.2):
+  // `status_label` of the query views reads them. The profiles plugin replaces a tenant's rows with each upload.
+  `create table $S.status_labels (
+     tenant uuid not null references $S.objects(id) on delete cascade,
+     status text not null,
+     label_de text,
+     label_en text,
+     primary key (tenant, status)
+   );`,
 ];
 
 /**

@@ -203,7 +203,7 @@ describe('REST interface: bad input', () => {
       expect(body.violations).to.deep.equal([
         { path: 'colour', message: 'The property is unknown.' },
         { path: 'label', message: 'The value must be text.' },
-        { path: 'status', message: 'The value is not allowed; allowed: WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED.' },
+        { path: 'status', message: 'The value is not allowed; allowed: WORKING, SUBMITTED, ACCEPTED, REJECTED, FINAL, INACTIVE, PUBLISHED, DELETENEW, INTERMINATION, ARCHIVED.' },
         { path: 'title', message: 'The value must be text.' },
       ]);
       const attr = await refused('POST', 'schemes/Bad/classifiers/Taken/attributes', 400, { json: { _type: 'BusinessAttribute', label: 'A', minCardinality: 1.5, identifying: 'true' } });

@@ -106,11 +106,31 @@ function propertySchemas(t: TypeDef, properties: PropertyDef[], form: Form): Jso
  */
 const NULL_WHEN_ABSENT = new Set(['parentId']);
 
+/**
+ * Statuses are the standard workflow's plus those a tenant's profile declares
+ * (decisions §7.2): the document cannot list a tenant's, so a status is a
+ * name, with the standard ones as examples. The generated validators keep
+ * the enumeration; the profiles plugin admits a tenant's own.
+ */
+const STATUS_RANGE = 'Status';
+export const STATUS_NAME_PATTERN = '^[A-Za-z][A-Za-z0-9_]{0,99}$';
+
+function openStatus(schema: Json, p: PropertyDef): Json {
+  if (p.range !== STATUS_RANGE || p.dataType !== 'ENUMERATION') return schema;
+  const open = (s: Json): Json => (s.enum ? { type: 'string', pattern: STATUS_NAME_PATTERN, examples: s.enum } : s);
+  return schema.anyOf ? { ...schema, anyOf: (schema.anyOf as Json[]).map(open) } : open(schema);
+}
+
+function statusDescription(p: PropertyDef): string | undefined {
+  if (p.range !== STATUS_RANGE || p.dataType !== 'ENUMERATION') return undefined;
+  return `One of the standard workflow's statuses (${(p.values ?? []).join(', ')}) or one the tenant's profile declares; any other is refused with 400 naming the allowed ones.`;
+}
+
 function propertySchema(t: TypeDef, p: PropertyDef, form: Form): Json {
   const read = () => (NULL_WHEN_ABSENT.has(p.name) ? { anyOf: [readPropertySchema(p), { type: 'null' }] } : readPropertySchema(p));
   const description = propertyDescription(p, form);
   return {
-    ...(form === 'write' ? writePropertySchema(t, p) : read()),
+    ...openStatus(form === 'write' ? writePropertySchema(t, p) : read(), p),
     ...(description ? { description } : {}),
     ...(p.default !== undefined ? { default: typedDefault(p) } : {}),
     ...(p.readOnly ? { readOnly: true } : {}),
@@ -129,6 +149,7 @@ function propertyDescription(p: PropertyDef, form: Form): string {
     p.dataType === 'DATETIME' && !/epoch/i.test(p.description ?? '') ? 'Epoch milliseconds.' : undefined,
     form === 'write' && p.required ? 'Mandatory: creating the object, or replacing it with PUT, without it is refused with 400.' : undefined,
     form === 'write' && p.owner ? 'Names the parent object.' : undefined,
+    statusDescription(p),
   ].filter(Boolean).join(' ');
 }
 
