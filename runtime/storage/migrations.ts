@@ -98,6 +98,13 @@ const databaseMigrations: string[] = [
   // Search's best tiers (the exact label, then labels that start with the text) read in order and only
   // as far as the page: the folded label in byte order, which LIKE 'text%' can range over.
   `create index objects_search_prefix on $S.objects (tenant, search_label collate "C", id);`,
+  // The second edition of the metamodel (decisions §7.1): a derivation links any two assets, and the
+  // reference to the asset it stands under is `derivedFrom` (was `derivationFor`), in the current
+  // objects and in every version kept, so that as-of reads show it under its new name too.
+  `update $S.objects set props = (props - 'derivationFor') || jsonb_build_object('derivedFrom', props -> 'derivationFor')
+     where type = 'Derivation' and props -> 'derivationFor' is not null;
+   update $S.history set row = (row - 'derivationFor') || jsonb_build_object('derivedFrom', row -> 'derivationFor')
+     where type = 'Derivation' and row -> 'derivationFor' is not null;`,
 ];
 
 /**
