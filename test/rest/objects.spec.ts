@@ -198,6 +198,8 @@ describe('REST interface: single objects', () => {
         attributedTo: { href: `${base}/attributes/${a.id}/attributedTo` },
         derivedTo: { href: `${base}/attributes/${a.id}/derivedTo` },
         derivedFrom: { href: `${base}/attributes/${a.id}/derivedFrom` },
+        usages: { href: `${base}/attributes/${a.id}/usages` },
+        deployments: { href: `${base}/attributes/${a.id}/deployments` },
       });
       expect(a).to.include({ _type: 'BusinessAttribute', id: a.id, db, label: 'Kind', hasDomain: cls.id, hasRange: en.id, _version: 1 });
       expect(a).to.have.keys('_type', 'id', '_version', 'tenant', 'createdBy', 'dateCreated', 'modifiedBy', 'dateModified', 'db',
