@@ -336,6 +336,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/{db}/queries/views": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Lists the views a statement may read, with their columns
+         * @description Administrators; what the query console completes and lists beside its editor.
+         */
+        get: operations["listQueryViews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/{db}/session": {
         parameters: {
             query?: never;
@@ -10737,13 +10767,22 @@ export interface components {
         /** @description Something that is done. */
         Activity: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -10895,13 +10934,36 @@ export interface components {
         /** @description Anything that can be held responsible for; every metadata object type specializes it. */
         Asset: {
             _links: {
+                /** @description The parent object, named after the relation that holds this one. */
+                agentOf?: components["schemas"]["Link"];
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                hasDomain?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inDataset?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inEnumeration?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inOrganization?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inReferenceObject?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inSystem?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -11202,15 +11264,20 @@ export interface components {
         /** @description A property of a classifier. */
         BusinessAttribute: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
                 hasDomain?: components["schemas"]["Link"];
                 hasRange?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -11398,15 +11465,25 @@ export interface components {
         /** @description A business object type, such as Customer or Contract. */
         Classifier: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list attributes; present only while it holds something. */
                 attributes?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
                 specializes?: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -11566,21 +11643,38 @@ export interface components {
         /** @description A folder of a scheme. */
         Collection: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list classifiers; present only while it holds something. */
                 classifiers?: components["schemas"]["Link"];
+                /** @description The list collections; present only while it holds something. */
                 collections?: components["schemas"]["Link"];
+                /** @description The list dataObjects; present only while it holds something. */
                 dataObjects?: components["schemas"]["Link"];
+                /** @description The list datasets; present only while it holds something. */
                 datasets?: components["schemas"]["Link"];
+                /** @description The list datatypes; present only while it holds something. */
                 datatypes?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The list enumerations; present only while it holds something. */
                 enumerations?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
+                /** @description The list processings; present only while it holds something. */
                 processings?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list systems; present only while it holds something. */
                 systems?: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -11717,15 +11811,20 @@ export interface components {
         /** @description States that a class of a data model is composed of another (its part). */
         Composition: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
                 hasDomain?: components["schemas"]["Link"];
                 hasRange?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -11886,13 +11985,22 @@ export interface components {
         /** @description An object of a data model, such as a table or a message. */
         DataObject: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -12044,14 +12152,22 @@ export interface components {
         /** @description A collection of data in a data catalog, available in one or more distributions. */
         Dataset: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The list distributions; present only while it holds something. */
                 distributions?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -12212,13 +12328,22 @@ export interface components {
         /** @description A type of values of a data model, such as a string of 20 characters. */
         Datatype: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -12357,6 +12482,48 @@ export interface components {
             _links: {
                 deployedIn?: components["schemas"]["Link"];
                 deploymentOf?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inBusinessAttribute?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inClassifier?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inComposition?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inDataObject?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inDataset?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inDatatype?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inDistribution?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inEnumeration?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inGroup?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inLiteral?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inOrganization?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inPerson?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inPost?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inProcessing?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inReferenceObject?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inReferenceValue?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inSystem?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inUmlAttribute?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inUmlClass?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -12655,13 +12822,20 @@ export interface components {
         /** @description One form in which a dataset is available, such as a file or a service. */
         Distribution: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inDataset?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -12814,14 +12988,24 @@ export interface components {
         /** @description A list of allowed values. */
         Enumeration: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
+                /** @description The list literals; present only while it holds something. */
                 literals?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -12975,13 +13159,20 @@ export interface components {
         /** @description A group of persons, such as a committee or a role. */
         Group: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inOrganization?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -13274,13 +13465,22 @@ export interface components {
         /** @description One allowed value of an enumeration. */
         Literal: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inEnumeration?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inReferenceObject?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -13422,17 +13622,28 @@ export interface components {
         /** @description A company, department or team. */
         Organization: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The list groups; present only while it holds something. */
                 groups?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inOrganization?: components["schemas"]["Link"];
+                /** @description The list organizations; present only while it holds something. */
                 organizations?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
+                /** @description The list persons; present only while it holds something. */
                 persons?: components["schemas"]["Link"];
+                /** @description The list posts; present only while it holds something. */
                 posts?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -13570,14 +13781,20 @@ export interface components {
         Person: {
             _links: {
                 agentOf?: components["schemas"]["Link"];
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The list holdsPost; present only while it holds something. */
                 holdsPost?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -13735,13 +13952,20 @@ export interface components {
         /** @description A post of an organization, such as head of unit; held by persons. */
         Post: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inOrganization?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -13880,13 +14104,22 @@ export interface components {
         /** @description A processing of data, such as a job, a report or a business process. */
         Processing: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -14083,17 +14316,38 @@ export interface components {
             /** @description One SELECT over the views of the database (`scheme_view`, `attribute_view`, …). */
             sql: string;
         };
+        /** @description The views a statement may read, by name, each with its columns in order. */
+        QueryViews: {
+            views: {
+                columns: {
+                    name: string;
+                    /** @description The PostgreSQL data type. */
+                    type: string;
+                }[];
+                name: string;
+            }[];
+        };
         /** @description Reference data, such as a code list or a law, with reference values as its literals. */
         ReferenceObject: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
+                /** @description The list literals; present only while it holds something. */
                 literals?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -14230,13 +14484,22 @@ export interface components {
         /** @description One value of a reference object; its code and text may change over time. */
         ReferenceValue: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inEnumeration?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inReferenceObject?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -14687,9 +14950,63 @@ export interface components {
         /** @description Common properties of every object the service keeps. */
         Resource: {
             _links: {
+                /** @description The parent object, named after the relation that holds this one. */
+                agentOf?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                attributionFor?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                derivedFrom?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                hasDomain?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                heldBy?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inBusinessAttribute?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inClassifier?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inComposition?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inDataObject?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inDataset?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inDatatype?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inDistribution?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inEnumeration?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inGroup?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inLiteral?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inOrganization?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inPerson?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inPost?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inProcessing?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inReferenceObject?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inReferenceValue?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inSystem?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inUmlAttribute?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inUmlClass?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                usedBy?: components["schemas"]["Link"];
             };
             /**
              * @description The object type.
@@ -14765,20 +15082,32 @@ export interface components {
         /** @description A model of any kind (modelType); the root of collections and of what they hold. */
         Scheme: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list classifiers; present only while it holds something. */
                 classifiers?: components["schemas"]["Link"];
+                /** @description The list collections; present only while it holds something. */
                 collections?: components["schemas"]["Link"];
+                /** @description The list dataObjects; present only while it holds something. */
                 dataObjects?: components["schemas"]["Link"];
+                /** @description The list datatypes; present only while it holds something. */
                 datatypes?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The list enumerations; present only while it holds something. */
                 enumerations?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
+                /** @description The list processings; present only while it holds something. */
                 processings?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list systems; present only while it holds something. */
                 systems?: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -14956,14 +15285,26 @@ export interface components {
         /** @description An application or technical system; systems may hold subsystems. */
         System: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inSystem?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list systems; present only while it holds something. */
                 systems?: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -15218,15 +15559,20 @@ export interface components {
         /** @description An attribute of a class of a data model. */
         UmlAttribute: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
                 hasDomain?: components["schemas"]["Link"];
                 hasRange?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -15386,15 +15732,26 @@ export interface components {
         /** @description A class of a data model, with attributes and compositions. */
         UmlClass: {
             _links: {
+                /** @description The list attributedTo; present only while it holds something. */
                 attributedTo?: components["schemas"]["Link"];
+                /** @description The list attributes; present only while it holds something. */
                 attributes?: components["schemas"]["Link"];
+                /** @description The list compositions; present only while it holds something. */
                 compositions?: components["schemas"]["Link"];
+                /** @description The list deployments; present only while it holds something. */
                 deployments?: components["schemas"]["Link"];
+                /** @description The list derivedFrom; present only while it holds something. */
                 derivedFrom?: components["schemas"]["Link"];
+                /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inCollection?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
+                /** @description The list usages; present only while it holds something. */
                 usages?: components["schemas"]["Link"];
             };
             /**
@@ -16647,6 +17004,41 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listQueryViews: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The views, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueryViews"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };

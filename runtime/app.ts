@@ -22,7 +22,7 @@ import { Databases } from './storage/databases.ts';
 import { createDirectory } from './auth/directory.ts';
 import { createAuthenticator, type Authenticator } from './auth/middleware.ts';
 import type { AuthDriver, Principal } from './auth/types.ts';
-import { AUTH_PHASES, type AuthenticateOptions, type AuthPhase, type PluginHost, type PluginManifest, type RestExtension, type SecretHandler } from './plugins.ts';
+import { AUTH_PHASES, type AuthenticateOptions, type AuthPhase, type PluginHost, type ObjectLink, type PluginManifest, type RestExtension, type SecretHandler } from './plugins.ts';
 import { importPlugins, loadPlugins } from './plugin-loader.ts';
 import type { CustomPropertiesCheck } from './rest/writer.ts';
 import { META_DATABASE, seedMetamodel } from './storage/meta-database.ts';
@@ -92,6 +92,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
       for (const task of viewTasks) await task(q, db);
     },
     migrations,
+    defaultTenantLabel: config.defaultTenantLabel,
   }, generated.viewsSql);
   const directory = createDirectory(knex, config.adminUsers);
   const drivers: { driver: AuthDriver; phase: number }[] = [];
@@ -102,6 +103,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   const pluginRouter = new Router();
   const apiRouter = new Router({ prefix: '/api/:db' });
   const restExtensions: RestExtension[] = [];
+  const objectLinks: ObjectLink[] = [];
   let customProperties: CustomPropertiesCheck | undefined;
   const readJson = jsonBodyReader(config.bodyLimitBytes);
   const interactive = new InteractiveGate();
@@ -120,6 +122,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
       restExtensions.push(extension);
       for (const name of listNames) restListNames.add(name);
     },
+    addObjectLink: (link) => objectLinks.push(link),
     setCustomPropertiesCheck: (check) => {
       if (customProperties) throw new Error('a custom-properties check is registered already');
       customProperties = check;
@@ -141,7 +144,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   };
   for (const { manifest, settings } of plugins) await manifest.register(withDrivers(host, manifest, drivers), settings);
   const restDeps = {
-    model: generated.metamodel, routes: generated.routes, validators: generated.validators, knex, secretHandlers, customProperties,
+    model: generated.metamodel, routes: generated.routes, validators: generated.validators, knex, secretHandlers, customProperties, objectLinks,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
   authenticator = createAuthenticator(drivers.sort((a, b) => a.phase - b.phase).map((d) => d.driver), directory, {

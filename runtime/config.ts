@@ -24,6 +24,13 @@ export interface Config {
   adminUsers: string[];
   adminPassword?: string;
   language: Language;
+  /**
+   * SERVICE_DEFAULT_TENANT (decisions §7.6): the label the default tenant of a
+   * database gets when the database is created. An existing database keeps
+   * its tenant as it is: the default tenant is the one `service.databases`
+   * names by technical key, never found by its label.
+   */
+  defaultTenantLabel: string;
   bodyLimitBytes: number;
   generatedDir: string;
   logLevel: string;
@@ -76,6 +83,19 @@ function publicUrlOf(env: Record<string, string | undefined>): string | undefine
   return url.origin;
 }
 
+/** The longest label SERVICE_DEFAULT_TENANT may give: the longest label a tenant may have. */
+export const MAX_TENANT_LABEL = 1000;
+
+/** SERVICE_DEFAULT_TENANT: a label a tenant could be given through the REST interface (no control characters, not blank). */
+function defaultTenantLabelOf(env: Record<string, string | undefined>): string {
+  const text = env.SERVICE_DEFAULT_TENANT;
+  if (text === undefined || text === '') return 'Default';
+  if (text.trim() !== text || [...text].length > MAX_TENANT_LABEL || /[\u0000-\u001f\u007f]/.test(text)) {
+    throw new ConfigError('SERVICE_DEFAULT_TENANT', `must be a label of 1 to ${MAX_TENANT_LABEL} characters without control characters or surrounding blanks`);
+  }
+  return text;
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const contextPath = (env.SERVICE_CONTEXT_PATH ?? '').replace(/\/+$/, '');
   if (contextPath && !/^(\/[A-Za-z0-9._~-]+)+$/.test(contextPath)) {
@@ -93,6 +113,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (adminPassword.length < 8) throw new ConfigError('SERVICE_ADMIN_PASSWORD', 'must have at least 8 characters');
     if (!adminUsers.length) throw new ConfigError('SERVICE_ADMIN_PASSWORD', 'needs SERVICE_ADMIN_USER');
   }
+  const defaultTenantLabel = defaultTenantLabelOf(env);
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const metricsPort = env.SERVICE_METRICS_PORT ? integer(env, 'SERVICE_METRICS_PORT', 0, 0, 65535) : undefined;
   if (metricsPort && metricsPort === port) throw new ConfigError('SERVICE_METRICS_PORT', 'must differ from PORT');
@@ -107,6 +128,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     adminUsers,
     adminPassword,
     language,
+    defaultTenantLabel,
     bodyLimitBytes: integer(env, 'SERVICE_BODY_LIMIT', 10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     generatedDir: env.SERVICE_GENERATED_DIR || DEFAULT_GENERATED_DIR,
     logLevel: env.SERVICE_LOG_LEVEL || 'info',
@@ -125,7 +147,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
  */
 export const CORE_SETTINGS: ReadonlySet<string> = new Set([
   'SERVICE_ACCESS_RULES', 'SERVICE_GUEST_USERS', 'SERVICE_ADMIN_PASSWORD', 'SERVICE_ADMIN_USER', 'SERVICE_AUTH_CACHE_TTL',
-  'SERVICE_BODY_LIMIT', 'SERVICE_CONTEXT_PATH', 'SERVICE_DATABASE_URL', 'SERVICE_DATA_DIR', 'SERVICE_GENERATED_DIR',
+  'SERVICE_BODY_LIMIT', 'SERVICE_CONTEXT_PATH', 'SERVICE_DATABASE_URL', 'SERVICE_DATA_DIR', 'SERVICE_DEFAULT_TENANT', 'SERVICE_GENERATED_DIR',
   'SERVICE_LANGUAGE', 'SERVICE_LOG_LEVEL', 'SERVICE_METRICS_HOST', 'SERVICE_METRICS_PORT', 'SERVICE_PLUGINS',
   'SERVICE_PUBLIC_URL', 'SERVICE_QUERY_BULK_RATE', 'SERVICE_SHUTDOWN_TIMEOUT', 'SERVICE_TRUST_PROXY', 'SERVICE_TRUST_PROXY_HOPS',
 ]);

@@ -48,6 +48,18 @@ export type RestExtension = (call: {
 }) => Promise<boolean> | boolean;
 
 /**
+ * A list a plugin serves below objects of one type (`<object>/<name>`, e.g. a
+ * user's `accessKeys`), linked from those objects (decisions §7.3) for the
+ * callers `visible` lets read it: the link must lead to a 200, so a caller
+ * the list would refuse does not see it.
+ */
+export interface ObjectLink {
+  type: string;
+  name: string;
+  visible(principal: Principal, object: { id: string; type: string; tenant: string }): boolean;
+}
+
+/**
  * Where a driver sits in the authentication chain, first to last. The first
  * driver that finds its credentials decides (runtime/auth/middleware.ts).
  * - `gate`: refuses requests before any method looks at them (the
@@ -152,6 +164,8 @@ export interface PluginHost {
   bulk(ctx: Context): void;
   /** `listNames`: what the extension serves where a REST path names a list (e.g. accessKeys), for the request figures. */
   addRestExtension(extension: RestExtension, listNames?: string[]): void;
+  /** Links objects of a type to a list the plugin serves below them (with addRestExtension). */
+  addObjectLink(link: ObjectLink): void;
   /** The one check of custom properties on every REST write. */
   setCustomPropertiesCheck(check: CustomPropertiesCheck): void;
   /** Runs after a database's generated views were (re)created, and for every database at start. */

@@ -4,7 +4,7 @@
  * keep them in every database. What the rules decide at sign-in is the
  * core's (runtime/auth/access-rules.ts), shared with the explain call here.
  */
-import { accessRulesEnabled, AccessRuleStore, type PluginHost, type PluginManifest } from '../../runtime/host.ts';
+import { accessRulesEnabled, AccessRuleStore, type PluginHost, type PluginManifest, type Principal } from '../../runtime/host.ts';
 import { AccessKeyDriver, DEFAULT_CACHE_TTL_MS } from './driver.ts';
 import { ACCESS_MIGRATIONS, AccessKeyStore } from './keys.ts';
 import { handleAccessKeys } from './keys-rest.ts';
@@ -62,5 +62,10 @@ export const manifest: PluginManifest<AccessSettings> = {
       const call = { ctx, principal, db, base };
       return await handleAccessKeys(keysDeps, call, segments) || await handleAccessRules(rulesDeps, call, segments);
     }, ['accessKeys', 'accessRules']);
+    // Decisions §7.3: a user links its access keys, a tenant its access rules, for the callers those lists answer
+    // (keys-rest.ts, rules-rest.ts): administrators of the object's tenant and system administrators.
+    const administers = (principal: Principal, tenant: string) => principal.systemAdmin || (principal.accessLevel === 'ADMINISTRATOR' && principal.tenant === tenant);
+    host.addObjectLink({ type: 'User', name: 'accessKeys', visible: (principal, user) => administers(principal, user.tenant) });
+    host.addObjectLink({ type: 'Tenant', name: 'accessRules', visible: (principal, tenant) => administers(principal, tenant.id) });
   },
 };

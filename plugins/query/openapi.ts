@@ -33,6 +33,27 @@ export const openapi: OpenApiFragment = {
         description: 'A statement that the sandbox or the database refused, or a job without a result: just the message.',
         properties: { message: { type: 'string' } },
       },
+      QueryViews: {
+        type: 'object',
+        required: ['views'],
+        description: 'The views a statement may read, by name, each with its columns in order.',
+        properties: {
+          views: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['name', 'columns'],
+              properties: {
+                name: { type: 'string' },
+                columns: {
+                  type: 'array',
+                  items: { type: 'object', required: ['name', 'type'], properties: { name: { type: 'string' }, type: { type: 'string', description: 'The PostgreSQL data type.' } } },
+                },
+              },
+            },
+          },
+        },
+      },
       QueryJobEntry: {
         type: 'object',
         required: ['level', 'message'],
@@ -184,6 +205,16 @@ export const openapi: OpenApiFragment = {
           409: json('The job has not completed, or it failed.', ref('schemas', 'QueryFailure')),
           ...errors(429, 503),
         },
+      },
+    },
+    '/api/{db}/queries/views': {
+      parameters: DATABASE_PARAMETERS,
+      get: {
+        operationId: 'listQueryViews',
+        tags: [TAG],
+        summary: 'Lists the views a statement may read, with their columns',
+        description: 'Administrators; what the query console completes and lists beside its editor.',
+        responses: { 200: json('The views, by name.', ref('schemas', 'QueryViews')), ...errors(401, 403, 404, 429, 503) },
       },
     },
     '/api/{db}/queries/settings': {

@@ -243,6 +243,20 @@ export function registerRoutes(deps: RouteDeps) {
     ctx.body = deps.figures.counted(jobs.result(db.name, found.id), found.format, 'job');
   });
 
+  /** The views a statement may read and their columns (the query console's completion and list), as the database describes them. */
+  host.api.get('/queries/views', async (ctx) => {
+    administrator(ctx);
+    const db = ctx.state.db as DatabaseInfo;
+    const r = await host.knex.raw(
+      `select table_name as view, column_name as name, data_type as type from information_schema.columns
+        where table_schema = ? and table_name = any(?) order by table_name, ordinal_position`,
+      [schemaOf(db.name), [...views]],
+    );
+    const columns = new Map<string, { name: string; type: string }[]>([...views].sort().map((v) => [v, []]));
+    for (const row of r.rows as { view: string; name: string; type: string }[]) columns.get(row.view)?.push({ name: row.name, type: row.type });
+    ctx.body = { views: [...columns].map(([name, cols]) => ({ name, columns: cols })) };
+  });
+
   host.api.get('/queries/settings', async (ctx) => {
     administrator(ctx);
     const db = ctx.state.db as DatabaseInfo;

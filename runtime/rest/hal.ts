@@ -1,11 +1,14 @@
 /** Renders objects and lists in the HAL form of the specification. */
 import type { Metamodel } from '../metamodel/model.ts';
-import { plainObject, type StoredObject } from '../storage/objects.ts';
+import { parentRelation } from '../metamodel/relations.ts';
+import { plainObject, type LinkFacts, type StoredObject } from '../storage/objects.ts';
 
 export interface Links {
   /** `<origin><context path>`: every href starts here. */
   base: string;
   db: string;
+  /** Links to lists that plugins serve below an object (a user's `accessKeys`), by name, for this caller: list names. */
+  more?: (plain: Record<string, unknown>) => string[];
 }
 
 /** The top-level list an object of the type is reached by: its own plural or its nearest supertype's. */
@@ -25,14 +28,25 @@ export function webHref(model: Metamodel, links: Links, typeName: string, id: st
   return `${links.base}/web/${links.db}/${pluralOf(model, typeName)}/${id}`;
 }
 
-/** Adds `_links` (and the user interface's `href`) to a plain object as kept in history. */
-export function halObject(model: Metamodel, links: Links, plain: Record<string, unknown>): Record<string, unknown> {
+/**
+ * Adds `_links` (and the user interface's `href`) to a plain object as kept
+ * in history: `self`, `parent` and the same link named after the relation
+ * that holds the object (decisions §7.3, `parentRelation`), one per
+ * reference, and one per list that holds something (`facts.lists`; facts
+ * null: a version in history, which links no lists), plus the lists plugins
+ * serve below it for this caller (`links.more`).
+ */
+export function halObject(model: Metamodel, links: Links, plain: Record<string, unknown>, facts: LinkFacts | null): Record<string, unknown> {
   const typeName = plain._type as string;
   const type = model.types[typeName];
   const self = objectHref(model, links, typeName, plain.id as string);
   const rel: Record<string, { href: string }> = { self: { href: self } };
   const out: Record<string, unknown> = { ...plain, db: links.db, href: webHref(model, links, typeName, plain.id as string) };
-  if (plain.parentId) rel.parent = { href: `${links.base}/rest/${links.db}/assets/${plain.parentId}` };
+  const parentId = plain.parentId as string | null | undefined;
+  if (parentId) {
+    rel.parent = { href: `${links.base}/rest/${links.db}/assets/${parentId}` };
+    if (facts?.parentType) rel[parentRelation(model, typeName, facts.parentType)] = { href: objectHref(model, links, facts.parentType, parentId) };
+  }
   if (type) {
     for (const p of type.properties) {
       if (p.dataType === 'REFERENCE' && typeof plain[p.name] === 'string') {
@@ -40,15 +54,16 @@ export function halObject(model: Metamodel, links: Links, plain: Record<string, 
       }
       if (p.writeOnly) delete out[p.name];
     }
-    for (const l of type.lists) rel[l.name] = { href: `${self}/${l.name}` };
+    if (facts) for (const l of type.lists) if (facts.lists.includes(l.name)) rel[l.name] = { href: `${self}/${l.name}` };
   }
+  for (const name of links.more?.(plain) ?? []) rel[name] = { href: `${self}/${name}` };
   out._links = rel;
   return out;
 }
 
 /** A stored object as read: its plain form with links. */
-export function halStored(model: Metamodel, links: Links, db: string, o: StoredObject): Record<string, unknown> {
-  return halObject(model, links, plainObject(o, db));
+export function halStored(model: Metamodel, links: Links, db: string, o: StoredObject, facts: LinkFacts | null): Record<string, unknown> {
+  return halObject(model, links, plainObject(o, db), facts);
 }
 
 export function halList(listName: string, selfHref: string, total: number, items: Record<string, unknown>[], next?: string) {

@@ -15,7 +15,8 @@ import { createError, ViolationList } from '../errors.ts';
 import type { Principal } from '../auth/types.ts';
 import { requireLevel } from '../auth/middleware.ts';
 import type { SecretHandler } from '../plugins.ts';
-import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
+import { ObjectStore, plainObject, type LinkFacts, type StoredObject } from '../storage/objects.ts';
+import { listPlanOf } from '../metamodel/relations.ts';
 import { halList, halObject, halStored, objectHref, type Links } from './hal.ts';
 import { placeItemType, placeName, placeTypes, resolvePath, scopeTenant, type ListPlace, type PathKey, type Scope, type Target } from './paths.ts';
 import { resolvePathAt } from './as-of.ts';
@@ -30,6 +31,7 @@ import { checkUserWrites } from '../auth/user-writes.ts';
 import { removeTenant } from './tenant-removal.ts';
 import { routePathOf, type RestHandlerName, type RouteTable } from './route-table.ts';
 import { readHistory } from './history.ts';
+import type { ObjectLink } from '../plugins.ts';
 
 export interface RestDeps {
   model: Metamodel;
@@ -42,6 +44,8 @@ export interface RestDeps {
   customProperties?: CustomPropertiesCheck;
   /** Told after a write committed, with the types it touched (caches of users and tenants listen). */
   changed?(db: string, types: string[]): void;
+  /** Lists that plugins serve below objects (a user's `accessKeys`), linked from the objects (runtime/plugins.ts). */
+  objectLinks?: ObjectLink[];
 }
 
 export interface Call {
@@ -62,7 +66,8 @@ interface Answer {
   body?: unknown;
 }
 
-export async function handleRest(ctx: Context, deps: RestDeps, principal: Principal, db: string, segments: string[], links: Links) {
+export async function handleRest(ctx: Context, deps: RestDeps, principal: Principal, db: string, segments: string[], base: Links) {
+  const links: Links = deps.objectLinks?.length ? { ...base, more: (plain) => moreLinks(deps.objectLinks!, principal, plain) } : base;
   const call: Call = { ctx, deps, principal, db, links, scope: { tenant: principal.tenant!, allTenants: principal.systemAdmin } };
   if (!METHODS.includes(ctx.method)) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: METHODS.join(', ') });
   try {
@@ -122,8 +127,30 @@ function notFound(place: ListPlace, key: PathKey) {
   return createError('OBJECT_NOT_FOUND', { type: placeItemType(place), key: key.value });
 }
 
-function render(call: Call, o: StoredObject) {
-  return halStored(call.deps.model, call.links, call.db, o);
+/** The names of the plugins' lists below the object that this caller may read. */
+function moreLinks(objectLinks: ObjectLink[], principal: Principal, plain: Record<string, unknown>): string[] {
+  const object = { id: plain.id as string, type: plain._type as string, tenant: plain.tenant as string };
+  return objectLinks.filter((l) => l.type === object.type && l.visible(principal, object)).map((l) => l.name);
+}
+
+/** An object with its links; what they need is looked up in one statement unless the read that found it did. */
+async function render(call: Call, store: ObjectStore, o: StoredObject) {
+  const facts = o.links ?? (await store.linkFacts(listPlanOf(call.deps.model), [o]))[0];
+  return halStored(call.deps.model, call.links, call.db, o, facts);
+}
+
+/** Objects with their links, what those need looked up in one statement for all of them. */
+export async function renderAll(call: Call, store: ObjectStore, objects: StoredObject[]): Promise<Record<string, unknown>[]> {
+  const facts = await store.linkFacts(listPlanOf(call.deps.model), objects);
+  return objects.map((o, i) => halStored(call.deps.model, call.links, call.db, o, facts[i]));
+}
+
+/** Objects as they were at a time (from history), with their links as of then, in one statement. */
+export async function renderAllAt(call: Call, store: ObjectStore, plains: Record<string, unknown>[], at: (plain: Record<string, unknown>, index: number) => number): Promise<Record<string, unknown>[]> {
+  const facts: (LinkFacts | null)[] = await store.linkFacts(listPlanOf(call.deps.model), plains.map((p, i) => ({
+    id: p.id as string, type: p._type as string, tenant: p.tenant as string, parentId: (p.parentId as string | null) ?? null, at: at(p, i),
+  })));
+  return plains.map((p, i) => halObject(call.deps.model, call.links, p, facts[i]));
 }
 
 async function read(call: Call, segments: string[]) {
@@ -131,7 +158,7 @@ async function read(call: Call, segments: string[]) {
   const at = asOf(ctx);
   if (at !== undefined) return readAsOf(call, segments, at);
   const store = new ObjectStore(deps.knex, call.db);
-  const target = await resolvePath(store, deps.model, call.scope, segments, { forRead: true });
+  const target = await resolvePath(store, deps.model, call.scope, segments, { forRead: true, links: listPlanOf(deps.model) });
   authorize(call.principal, targetTypes(deps.model, target), false);
   const { handler } = deps.routes.find(ctx.method, routePathOf(deps.model, target));
   if (handler === 'readList') return readList(call, store, listPlaceOf(target));
@@ -139,7 +166,7 @@ async function read(call: Call, segments: string[]) {
   if (target.kind === 'missing') throw notFound(target.place, target.key);
   if (target.kind !== 'object') throw new Error('route table: readObject serves a list');
   ctx.set('ETag', `W/"${target.object.version}"`);
-  ctx.body = render(call, target.object);
+  ctx.body = await render(call, store, target.object);
 }
 
 type WriteHandlerName = Exclude<RestHandlerName, 'readList' | 'readObject' | 'readHistory'>;
@@ -169,15 +196,16 @@ const WRITE_HANDLERS: Record<WriteHandlerName, (call: Call, trx: Knex.Transactio
 
 async function readAsOf(call: Call, segments: string[], at: number) {
   const { ctx, deps } = call;
-  const result = await resolvePathAt(new ObjectStore(deps.knex, call.db), deps.model, call.scope, segments, at);
+  const store = new ObjectStore(deps.knex, call.db);
+  const result = await resolvePathAt(store, deps.model, call.scope, segments, at);
   authorize(call.principal, result.types, false);
   if (result.kind === 'object') {
     ctx.set('ETag', `W/"${result.object._version}"`);
-    ctx.body = halObject(deps.model, call.links, result.object);
+    ctx.body = (await renderAllAt(call, store, [result.object], () => at))[0];
     return;
   }
   const page = pagedAsOf(ctx, result.items);
-  ctx.body = halList(result.name, ctx.href, result.items.length, page.items.map((o) => halObject(deps.model, call.links, o)), page.next);
+  ctx.body = halList(result.name, ctx.href, result.items.length, await renderAllAt(call, store, page.items, () => at), page.next);
 }
 
 /** `version` wins over `Accept-Version`; both are epoch milliseconds. */
@@ -229,7 +257,7 @@ async function writeObject(call: Call, trx: Knex.Transaction, store: ObjectStore
   const request = { payload: payloadOf(ctx), mode, place: target.place, existing, key: target.key } as const;
   const prepared = await writer.prepare(request, await store.now(), violations);
   await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place: target.place, creates: !existing });
-  return objectAnswer(call, prepared!.object, !existing);
+  return objectAnswer(call, store, prepared!.object, !existing);
 }
 
 /** A technical key in the path that another tenant has or had answers as one that names nothing: what other tenants hold is not the caller's to learn. */
@@ -244,10 +272,11 @@ function payloadOf(ctx: Context): unknown {
   return hasBody(ctx) ? ctx.request.body : undefined;
 }
 
-function objectAnswer(call: Call, object: StoredObject, created: boolean): Answer {
+/** Rendered in the write's transaction, so that the links show the lists as the write left them. */
+async function objectAnswer(call: Call, store: ObjectStore, object: StoredObject, created: boolean): Promise<Answer> {
   const headers: Record<string, string> = { ETag: `W/"${object.version}"` };
   if (created) headers.Location = objectHref(call.deps.model, call.links, object.type, object.id);
-  return { status: created ? 201 : 200, headers, body: render(call, object) };
+  return { status: created ? 201 : 200, headers, body: await render(call, store, object) };
 }
 
 /** Which lists take new objects is the route table's to say (a POST route); the check here only guards the handler. */
@@ -257,7 +286,7 @@ async function createInList(call: Call, trx: Knex.Transaction, store: ObjectStor
   const violations = new ViolationList();
   const prepared = await writer.prepare({ payload: payloadOf(call.ctx), mode: 'post', place }, await store.now(), violations);
   await applyWrites(call, trx, store, writer, { prepared: prepared ? [prepared] : [], leaving: [], violations, place, creates: true });
-  return objectAnswer(call, prepared!.object, true);
+  return objectAnswer(call, store, prepared!.object, true);
 }
 
 /** Tenants in the list go by the rules of deleting one (the default tenant and one that holds objects refuse, 409), in the same transaction. */
@@ -286,7 +315,7 @@ async function writeListItems(call: Call, trx: Knex.Transaction, store: ObjectSt
   const leaving = replace ? existing.filter((o) => !listed.has(o.id)) : [];
   await applyWrites(call, trx, store, writer, { prepared, leaving, violations, place, creates: false });
   const result = await listItems(call, store, place);
-  return { status: 200, body: halList(placeName(place), ctx.href, result.length, result.map((o) => render(call, o))) };
+  return { status: 200, body: halList(placeName(place), ctx.href, result.length, await renderAll(call, store, result)) };
 }
 
 /**

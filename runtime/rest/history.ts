@@ -13,10 +13,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { createError } from '../errors.ts';
 import type { Metamodel } from '../metamodel/model.ts';
 import { ObjectStore, type VersionRow } from '../storage/objects.ts';
-import { halList, halObject } from './hal.ts';
+import { halList } from './hal.ts';
 import { nextHref, pageOf } from './lists.ts';
 import { placeTypes, resolvePath, scopeTenant, UUID, type ListPlace } from './paths.ts';
-import type { Call } from './handlers.ts';
+import { renderAllAt, type Call } from './handlers.ts';
 
 /** What every version carries and no change is about: who and when, the key, the version itself. */
 const BOOKKEEPING = new Set(['_type', 'id', '_version', 'tenant', 'db', 'href', '_links', 'createdBy', 'dateCreated', 'modifiedBy', 'dateModified']);
@@ -49,7 +49,9 @@ export async function readHistory(call: Call, segments: string[], authorize: (ty
   // One more than the page: it tells whether there is a next page and what the page's oldest version changed.
   const rows = await store.versions(tenant, id!, { before, limit: page.limit ? page.limit + 1 : undefined });
   const shown = page.limit ? rows.slice(0, page.limit) : rows;
-  const entries = shown.map((row, i) => entryOf(deps.model, call, row, rows[i + 1]));
+  // Each version links the lists it had when it was written (a deletion's, none), found for the page in one statement.
+  const objects = await renderAllAt(call, store, shown.map((row) => row.row), (_, i) => shown[i].validFrom);
+  const entries = shown.map((row, i) => entryOf(deps.model, objects[i], row, rows[i + 1]));
   const next = page.limit && rows.length > page.limit ? nextHref(ctx, { label: String(shown[shown.length - 1].version), id }) : undefined;
   ctx.body = halList('history', ctx.href, total, entries, next);
 }
@@ -65,8 +67,7 @@ function itemTypeOf(place: ListPlace): string {
   return place.kind === 'all' ? place.type.name : place.list.itemType;
 }
 
-function entryOf(model: Metamodel, call: Call, row: VersionRow, previous: VersionRow | undefined) {
-  const object = halObject(model, call.links, row.row);
+function entryOf(model: Metamodel, object: Record<string, unknown>, row: VersionRow, previous: VersionRow | undefined) {
   return {
     version: row.version,
     operation: row.operation,

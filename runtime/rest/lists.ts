@@ -6,9 +6,9 @@ import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { createError } from '../errors.ts';
 import type { ObjectStore, Page, StoredObject } from '../storage/objects.ts';
-import { halList, halStored } from './hal.ts';
+import { halList } from './hal.ts';
 import { placeName, placeTypes, scopeTenant, UUID, type ListPlace } from './paths.ts';
-import type { Call } from './handlers.ts';
+import { renderAll, type Call } from './handlers.ts';
 
 const MAX_LIMIT = 10_000;
 
@@ -101,7 +101,8 @@ async function streamList(call: Call, store: ObjectStore, place: ListPlace, filt
     yield `{"_links":${JSON.stringify({ self: { href: ctx.href } })},"_embedded":{${JSON.stringify(placeName(place))}:[`;
     let total = 0;
     for (let chunk = first; ; ) {
-      const text = chunk.map((o) => JSON.stringify(halStored(deps.model, call.links, call.db, o))).join(',');
+      // One statement finds what the links of the whole chunk need.
+      const text = (await renderAll(call, store, chunk)).map((o) => JSON.stringify(o)).join(',');
       if (text) yield (total ? ',' : '') + text;
       total += chunk.length;
       if (chunk.length < STREAM_CHUNK) break;
@@ -123,7 +124,7 @@ export async function readList(call: Call, store: ObjectStore, place: ListPlace)
   const more = page.limit !== undefined && items.length > page.limit;
   if (more) items.pop();
   const total = page.limit || page.after ? await countItems(call, store, place, page.filters) : items.length;
-  const rendered = items.map((o) => halStored(deps.model, call.links, call.db, o));
+  const rendered = await renderAll(call, store, items);
   ctx.body = halList(placeName(place), ctx.href, total, rendered, more ? nextHref(ctx, items[items.length - 1]) : undefined);
 }
 

@@ -6,6 +6,7 @@
 import type { ListDef, Metamodel, TypeDef } from '../metamodel/model.ts';
 import { createError } from '../errors.ts';
 import type { ObjectStore, StoredObject } from '../storage/objects.ts';
+import type { ListPlan } from '../metamodel/relations.ts';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -89,11 +90,12 @@ export function scopeTenant(scope: Scope, types: string[]): string | null {
   return scope.allTenants && types.length === 1 && types[0] === 'Tenant' ? null : scope.tenant;
 }
 
-async function lookup(store: ObjectStore, model: Metamodel, scope: Scope, place: ListPlace, key: string): Promise<StoredObject | null> {
+/** `links`: the object is the one the path names and is read: its links' facts are found by the same statement. */
+async function lookup(store: ObjectStore, model: Metamodel, scope: Scope, place: ListPlace, key: string, links?: ListPlan): Promise<StoredObject | null> {
   const types = placeTypes(model, place);
   const tenant = scopeTenant(scope, types);
   if (UUID.test(key)) {
-    const found = await store.byId(tenant, key.toLowerCase());
+    const found = await store.byId(tenant, key.toLowerCase(), links);
     // A top-level plural reaches every object of its type by technical key, roots or not.
     return found && types.includes(found.type) && (place.kind !== 'children' || inList(found, place)) ? found : null;
   }
@@ -106,16 +108,20 @@ async function lookup(store: ObjectStore, model: Metamodel, scope: Scope, place:
   return matches.length === 1 ? matches[0] : null;
 }
 
-/** `forRead`: the target is only read, so objects on the way may be known by technical key and type alone. */
-export async function resolvePath(store: ObjectStore, model: Metamodel, scope: Scope, segments: string[], options: { forRead?: boolean } = {}): Promise<Target> {
+/**
+ * `forRead`: the target is only read, so objects on the way may be known by
+ * technical key and type alone. `links`: the object named is rendered, and
+ * the statement that finds it by technical key finds what its links need too.
+ */
+export async function resolvePath(store: ObjectStore, model: Metamodel, scope: Scope, segments: string[], options: { forRead?: boolean; links?: ListPlan } = {}): Promise<Target> {
   let place = topLevelPlace(model, segments[0]);
   if (!place) throw createError('NOT_FOUND');
-  const fast = options.forRead ? await resolveChain(store, model, scope, place, segments) : null;
+  const fast = options.forRead ? await resolveChain(store, model, scope, place, segments, options.links) : null;
   if (fast) return fast;
   for (let i = 1; ; i += 2) {
     if (i >= segments.length) return { kind: 'list', place };
     const key = { value: segments[i], isId: UUID.test(segments[i]) };
-    const object = await lookup(store, model, scope, place, key.value);
+    const object = await lookup(store, model, scope, place, key.value, i + 1 >= segments.length ? options.links : undefined);
     if (!object) {
       if (i === segments.length - 1) return { kind: 'missing', place, key };
       throw createError('OBJECT_NOT_FOUND', { type: placeItemType(place), key: key.value });
@@ -134,7 +140,7 @@ export async function resolvePath(store: ObjectStore, model: Metamodel, scope: S
  * surprise (a missing object, an inverse list, a type that does not fit)
  * leaves it to the step-by-step resolution, which knows what to answer.
  */
-async function resolveChain(store: ObjectStore, model: Metamodel, scope: Scope, top: ListPlace, segments: string[]): Promise<Target | null> {
+async function resolveChain(store: ObjectStore, model: Metamodel, scope: Scope, top: ListPlace, segments: string[], links?: ListPlan): Promise<Target | null> {
   if (segments.length < 4) return null;
   const firstKey = segments[1];
   const firstIsId = UUID.test(firstKey);
@@ -146,7 +152,8 @@ async function resolveChain(store: ObjectStore, model: Metamodel, scope: Scope, 
     steps.push({ list: segments[i - 1], key: isId ? segments[i].toLowerCase() : segments[i], isId });
   }
   const first = firstIsId ? { id: firstKey.toLowerCase() } : { list: placeName(top), label: firstKey };
-  const found = await store.chain(scope.tenant, first, steps);
+  // A path that ends with a key names the object read.
+  const found = await store.chain(scope.tenant, first, steps, segments.length % 2 === 0 ? links : undefined);
   if (!found || !placeTypes(model, top).includes(found.path[0].type)) return null;
   // Objects on the way are known by key and type: enough to name lists and check types on a read.
   const onTheWay = found.path.map((p, i) => (i === found.path.length - 1 ? found.last : { ...found.last, id: p.id, type: p.type }));

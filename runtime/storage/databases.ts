@@ -19,6 +19,14 @@ export interface DatabaseHooks {
   afterViews?(q: Knex | Knex.Transaction, db: string): Promise<void>;
   /** Tables that plugins keep in every database. */
   migrations?: PluginMigrations;
+  /**
+   * The label of the default tenant a new database gets (SERVICE_DEFAULT_TENANT,
+   * decisions §7.6; `Default` when not given). It applies at creation only:
+   * the default tenant is found by the technical key `service.databases`
+   * keeps, so a database created under another setting keeps its tenant and
+   * label (an administrator may rename the tenant like any other).
+   */
+  defaultTenantLabel?: string;
 }
 
 export class Databases {
@@ -62,7 +70,7 @@ export class Databases {
       const taken = await trx.raw(`select 1 from information_schema.schemata where schema_name = ?`, [schemaOf(name)]);
       if (taken.rows.length) throw createError('DATABASE_EXISTS', { name });
       await migrateDatabase(trx, name, this.hooks.migrations);
-      await createTenant(new ObjectStore(trx, name), name, defaultTenant, 'Default', actor);
+      await createTenant(new ObjectStore(trx, name), name, defaultTenant, this.hooks.defaultTenantLabel ?? 'Default', actor);
       await this.updateViews(trx, name);
       await this.hooks.afterCreate(trx, name, defaultTenant, actor);
     });

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { schemaOf } from './migrations.ts';
+import type { ListPlan } from '../metamodel/relations.ts';
 import { RaceLost } from './retry.ts';
 
 interface PreparingConnection {
@@ -33,6 +34,66 @@ export interface StoredObject<P extends Record<string, unknown> = Record<string,
   dateModified: number;
   props: P;
   custom: Record<string, unknown>;
+  /** What its links need, where the read that found it looked that up too. */
+  links?: LinkFacts;
+}
+
+/**
+ * What an object's links need beyond its row (decisions §7.3): its parent's
+ * type, for the link named after the relation that holds it, and which of
+ * its lists hold something, for the list links, which appear only then.
+ */
+export interface LinkFacts {
+  parentType: string | null;
+  lists: string[];
+}
+
+/** An object whose link facts are asked for; `at`: as of that time (epoch ms), from history. */
+export interface LinkSubject {
+  id: string;
+  type: string;
+  tenant: string;
+  parentId: string | null;
+  at?: number;
+}
+
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+const inTypes = (types: string[]) => `(${types.map(literal).join(', ')})`;
+
+/**
+ * The columns \`link_parent_type\` and \`link_lists\` of the objects the alias
+ * names (columns id, type, tenant, parent_id, and \`at\` when \`history\`): one
+ * indexed probe per list the object's type has (objects_children, or
+ * objects_type for an inverse list) and one for the parent where its type
+ * names the relation, all inside the statement that reads the object or its
+ * page, never a statement per list. The child lists are probed by one
+ * subquery over the type's list names, so that the statement has a handful
+ * of subplans whatever the metamodel's size. With \`history\` the probes read
+ * the history table as of each row's \`at\`, as the as-of read itself does
+ * (history_children, history_type).
+ */
+function linkColumns(s: string, plan: ListPlan, alias: string, history = false): string {
+  const a = alias;
+  const table = history ? 'history' : 'objects';
+  const asOf = history ? ` and c.operation <> 'delete' and c.valid_from <= ${a}.at and (c.valid_to is null or c.valid_to > ${a}.at)` : '';
+  const listsOfType = plan.children.length
+    ? `case ${a}.type ${plan.children.map((c) => `when ${literal(c.type)} then array[${c.lists.map(literal).join(', ')}]::text[]`).join(' ')} else array[]::text[] end`
+    : 'array[]::text[]';
+  const children = `array(select l.name from unnest(${listsOfType}) l(name)
+    where exists (select 1 from ${s}.${table} c where c.parent_id = ${a}.id and c.list = l.name${asOf}))`;
+  const inverse = plan.inverse.map((l) => `case when ${a}.type in ${inTypes(l.ownerTypes)} then case when exists (select 1 from ${s}.${table} c
+      where c.tenant = ${a}.tenant and c.type in ${inTypes(l.itemTypes)} and c.${history ? 'row' : 'props'}->>${literal(l.property)} = ${a}.id::text${asOf})
+      then ${literal(l.name)} end end`);
+  const lists = inverse.length ? `${children} || array_remove(array[${inverse.join(', ')}]::text[], null)` : children;
+  const parentType = history
+    ? `(select p.type from ${s}.history p where p.id = ${a}.parent_id order by p.version desc limit 1)`
+    : `(select p.type from ${s}.objects p where p.id = ${a}.parent_id)`;
+  const parent = plan.parentTyped.length ? `case when ${a}.type in ${inTypes(plan.parentTyped)} then ${parentType} end` : 'null::text';
+  return `${parent} as link_parent_type, ${lists} as link_lists`;
+}
+
+function factsOf(r: { link_parent_type: string | null; link_lists: string[] }): LinkFacts {
+  return { parentType: r.link_parent_type ?? null, lists: r.link_lists ?? [] };
 }
 
 /** One version of an object as history keeps it; times in epoch milliseconds. */
@@ -100,6 +161,15 @@ interface Row {
   title: string | null; description: string | null; status: string | null; model_id: string | null;
   version: number; created_by: string | null; date_created: number | string; modified_by: string | null;
   date_modified: number | string; props: Record<string, unknown>; custom: Record<string, unknown>;
+}
+
+/** Link columns by plan and schema: the statement's text stays the same, so that it is prepared once per connection. */
+const LINK_SQL = new WeakMap<ListPlan, Map<string, string>>();
+
+function withFacts(r: Row, links: boolean): StoredObject {
+  const o = fromRow(r);
+  if (links) o.links = factsOf(r as Row & { link_parent_type: string | null; link_lists: string[] });
+  return o;
 }
 
 function fromRow(r: Row): StoredObject {
@@ -181,12 +251,46 @@ export class ObjectStore {
     return this.nowMs;
   }
 
-  /** tenant null: any tenant (system administrators reading tenants). */
-  async byId(tenant: string | null, id: string): Promise<StoredObject | null> {
+  /**
+   * tenant null: any tenant (system administrators reading tenants). With
+   * `links`, the same statement also finds what the object's links need.
+   */
+  async byId(tenant: string | null, id: string, links?: ListPlan): Promise<StoredObject | null> {
+    const columns = links ? `${COLUMNS}, ${this.linkColumnsOf(links)}` : COLUMNS;
     const r = tenant === null
-      ? await this.prepared(`select ${COLUMNS} from ${this.s}.objects where id = $1::uuid`, [id])
-      : await this.prepared(`select ${COLUMNS} from ${this.s}.objects where id = $1::uuid and tenant = $2::uuid`, [id, tenant]);
-    return r.rows[0] ? fromRow(r.rows[0]) : null;
+      ? await this.prepared(`select ${columns} from ${this.s}.objects o where id = $1::uuid`, [id])
+      : await this.prepared(`select ${columns} from ${this.s}.objects o where id = $1::uuid and tenant = $2::uuid`, [id, tenant]);
+    return r.rows[0] ? withFacts(r.rows[0], !!links) : null;
+  }
+
+  /** The link columns over the alias `o`, made once per plan and store. */
+  private linkColumnsOf(plan: ListPlan): string {
+    let text = LINK_SQL.get(plan)?.get(this.s);
+    if (text === undefined) {
+      text = linkColumns(this.s, plan, 'o');
+      const bySchema = LINK_SQL.get(plan) ?? new Map<string, string>();
+      bySchema.set(this.s, text);
+      LINK_SQL.set(plan, bySchema);
+    }
+    return text;
+  }
+
+  /**
+   * What the links of any number of objects need, in one statement: as they
+   * are now, or as of each subject's \`at\` (all of them or none).
+   */
+  async linkFacts(plan: ListPlan, subjects: LinkSubject[]): Promise<LinkFacts[]> {
+    if (!subjects.length) return [];
+    const history = subjects[0].at !== undefined;
+    const r = await this.q.raw(
+      `select o.n, ${linkColumns(this.s, plan, 'o', history)}
+       from unnest(?::uuid[], ?::text[], ?::uuid[], ?::uuid[], ?::bigint[]) with ordinality as v(id, type, tenant, parent_id, at_ms, n),
+         lateral (select v.id, v.type, v.tenant, v.parent_id, to_timestamp(v.at_ms / 1000.0) as at, v.n) o`,
+      [subjects.map((x) => x.id), subjects.map((x) => x.type), subjects.map((x) => x.tenant), subjects.map((x) => x.parentId) as unknown as Knex.RawBinding, subjects.map((x) => x.at ?? null) as unknown as Knex.RawBinding],
+    );
+    const facts: LinkFacts[] = subjects.map(() => ({ parentType: null, lists: [] }));
+    for (const row of r.rows as { n: string | number; link_parent_type: string | null; link_lists: string[] }[]) facts[Number(row.n) - 1] = factsOf(row);
+    return facts;
   }
 
   /**
@@ -301,7 +405,7 @@ export class ObjectStore {
    * label or technical key. Returns the last object whole and the technical
    * key and type of every object on the way, or null if any is missing.
    */
-  async chain(tenant: string, first: { id: string } | { list: string; label: string }, steps: { list: string; key: string; isId: boolean }[]): Promise<{ last: StoredObject; path: { id: string; type: string }[] } | null> {
+  async chain(tenant: string, first: { id: string } | { list: string; label: string }, steps: { list: string; key: string; isId: boolean }[], links?: ListPlan): Promise<{ last: StoredObject; path: { id: string; type: string }[] } | null> {
     const params: Knex.RawBinding[] = [];
     const joins = steps.map((step, i) => {
       params.push(step.list, step.key);
@@ -310,14 +414,15 @@ export class ObjectStore {
     const where = 'id' in first ? 'l0.id = ?::uuid and l0.tenant = ?::uuid' : 'l0.tenant = ?::uuid and l0.parent_id is null and l0.list = ? and l0.label = ?';
     params.push(...('id' in first ? [first.id, tenant] : [tenant, first.list, first.label]));
     const levels = [...steps.keys(), steps.length].map((i) => `l${i}`);
-    const sql = `select ${columnsOf(levels[levels.length - 1])}, array[${levels.map((l) => `${l}.id::text`).join(', ')}] as path_ids,
+    const last = levels[levels.length - 1];
+    const sql = `select ${columnsOf(last)}${links ? `, ${linkColumns(this.s, links, last)}` : ''}, array[${levels.map((l) => `${l}.id::text`).join(', ')}] as path_ids,
          array[${levels.map((l) => `${l}.type`).join(', ')}] as path_types
        from ${this.s}.objects l0 ${joins.join(' ')} where ${where}`;
     let n = 0;
     const r = await this.prepared(sql.replace(/\?/g, () => `$${++n}`), params);
     if (!r.rows.length) return null;
     const row = r.rows[0] as Row & { path_ids: string[]; path_types: string[] };
-    return { last: fromRow(row), path: (row.path_ids as string[]).map((id, i) => ({ id, type: row.path_types[i] as string })) };
+    return { last: withFacts(row, !!links), path: (row.path_ids as string[]).map((id, i) => ({ id, type: row.path_types[i] as string })) };
   }
 
   /**

@@ -99,6 +99,9 @@ describe('user interface: the pages of a database', function () {
     await form.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('heading', { level: 1, name: /Invoice/ }).waitFor();
     await tree.getByRole('link', { name: 'Invoice', exact: true }).waitFor();
+    // A new classifier holds nothing yet: the tree offers nothing to open under it, where Customer has its attributes.
+    expect(await tree.getByRole('button', { name: 'Open Invoice' }).count()).to.equal(0);
+    expect(await tree.getByRole('button', { name: 'Open Customer' }).count()).to.equal(1);
     await page.getByRole('button', { name: 'Add Business attribute' }).click();
     const attrForm = page.getByRole('form', { name: 'New Business attribute' });
     await attrForm.getByLabel(/^Label( \(required\))?$/).fill('amount');

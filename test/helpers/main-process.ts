@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { storageEnv } from './service.ts';
 
+export { freePort } from './ports.ts';
+
 const ROOT = new URL('../..', import.meta.url).pathname;
 
 export interface MainProcess {

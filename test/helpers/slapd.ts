@@ -13,10 +13,10 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Filter } from 'ldapts';
+import { freePort } from './ports.ts';
 
 const SCHEMA_DIR = '/etc/ldap/schema';
 const MODULE_DIR = '/usr/lib/ldap';
@@ -73,17 +73,6 @@ export function escapeDnValue(value: string): string {
     .replace(/\u0000/g, '\\00')
     .replace(/^[ #]/, (c) => `\\${c}`)
     .replace(/ $/, '\\ ');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function slapdBinary(): string {

@@ -28,7 +28,8 @@ describe('REST interface: objects', () => {
     expect(attribute.modelId).to.equal(scheme.id);
     expect(attribute._links.self.href).to.equal(`${t.url}/rest/${db}/attributes/${created.id}`);
     expect(attribute._links.hasDomain.href).to.equal(`${t.url}/rest/${db}/classifiers/${attribute.hasDomain}`);
-    expect(attribute._links.derivedTo.href).to.equal(`${t.url}/rest/${db}/attributes/${created.id}/derivedTo`);
+    // Its lists are empty: no links to them (decisions §7.3).
+    expect(attribute._links).to.not.have.any.keys('derivedTo', 'derivedFrom', 'attributedTo');
     expect(r.headers.get('etag')).to.equal('W/"1"');
   });
 
@@ -185,7 +186,7 @@ describe('REST interface: single objects', () => {
   });
 
   describe('HAL', () => {
-    it('renders an object with its properties, _type, a self link and one link per reference, list and parent', async () => {
+    it('renders an object with its properties, _type, a self link and one link per reference, per list that holds something and to the parent', async () => {
       const cls = await post('schemes/Objects/classifiers', { _type: 'Classifier', label: 'Hal' });
       const en = await post('schemes/Objects/enumerations', { _type: 'Enumeration', label: 'Hal Values' });
       const a = await post(`classifiers/${cls.id}/attributes`, { _type: 'BusinessAttribute', label: 'Kind', hasRange: en.id });
@@ -195,11 +196,12 @@ describe('REST interface: single objects', () => {
         parent: { href: `${base}/assets/${cls.id}` },
         hasDomain: { href: `${base}/classifiers/${cls.id}` },
         hasRange: { href: `${base}/assets/${en.id}` },
-        attributedTo: { href: `${base}/attributes/${a.id}/attributedTo` },
-        derivedTo: { href: `${base}/attributes/${a.id}/derivedTo` },
-        derivedFrom: { href: `${base}/attributes/${a.id}/derivedFrom` },
-        usages: { href: `${base}/attributes/${a.id}/usages` },
-        deployments: { href: `${base}/attributes/${a.id}/deployments` },
+      });
+      expect((await call('GET', `classifiers/${cls.id}`, 200))._links).to.deep.equal({
+        self: { href: `${base}/classifiers/${cls.id}` },
+        parent: { href: `${base}/assets/${cls.parentId}` },
+        inScheme: { href: `${base}/schemes/${cls.parentId}` },
+        attributes: { href: `${base}/classifiers/${cls.id}/attributes` },
       });
       expect(a).to.include({ _type: 'BusinessAttribute', id: a.id, db, label: 'Kind', hasDomain: cls.id, hasRange: en.id, _version: 1 });
       expect(a).to.have.keys('_type', 'id', '_version', 'tenant', 'createdBy', 'dateCreated', 'modifiedBy', 'dateModified', 'db',

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { HEAP_FLAGS, missingHeapFlags } from '../../runtime/heap.ts';
 import { ADMIN, basic, createDatabase, logLines, startService, storageEnv, type TestService } from '../helpers/service.ts';
-import { startMain, startNpmStart } from '../helpers/main-process.ts';
+import { freePort, startMain, startNpmStart } from '../helpers/main-process.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -90,7 +90,7 @@ describe('operability', () => {
 
   it('finishes a request in flight on SIGTERM to npm start and exits 0', async function () {
     this.timeout(180_000);
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     // The signal goes to npm, as a process manager that started `npm start` sends it.
     const { child, exited, output } = await startNpmStart(port);
     // Started as npm start starts it: no warning about V8 flags.
@@ -122,7 +122,7 @@ describe('operability', () => {
 
   it('logs which heap flags node lacks when started without them, and still serves', async function () {
     this.timeout(180_000);
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const { child, exited, output } = await startMain([], port);
     const warning = output().split('\n').filter((l) => l.includes('started without these flags')).map((l) => JSON.parse(l));
     expect(warning).to.have.length(1);

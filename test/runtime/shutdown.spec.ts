@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { HEAP_FLAGS } from '../../runtime/heap.ts';
 import { EXIT_MARGIN_MS } from '../../runtime/shutdown.ts';
-import { exitWithin, startMain, type MainProcess } from '../helpers/main-process.ts';
+import { exitWithin, freePort, startMain, type MainProcess } from '../helpers/main-process.ts';
 
 const SHUTDOWN_TIMEOUT_MS = 1000;
 /** How late the process may be gone on a busy machine. */
@@ -53,7 +53,7 @@ describe('shutdown when the log cannot be written', () => {
 
   it('exits 0 at once when the log\'s reader went away', async function () {
     this.timeout(180_000);
-    const running = await startWithPipedLog(20000 + Math.floor(Math.random() * 20000));
+    const running = await startWithPipedLog(await freePort());
     closeSync(reader!);
     reader = undefined;
     const { ended, afterMs } = await terminate(running);
@@ -65,7 +65,7 @@ describe('shutdown when the log cannot be written', () => {
 
   it('is gone within the shutdown timeout when nobody reads the log, and says it had to force', async function () {
     this.timeout(180_000);
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = await freePort();
     const running = await startWithPipedLog(port);
     // Log lines of 8 kB (the path is logged) until well past the pipe's 64 kB and the log's 4 kB buffer.
     for (let i = 0; i < 30; i++) await (await fetch(`http://127.0.0.1:${port}/x${'a'.repeat(8000)}`)).arrayBuffer();

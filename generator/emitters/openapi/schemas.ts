@@ -6,6 +6,7 @@
  * Paths are built in `paths.ts`; the document is put together in `../openapi.ts`.
  */
 import type { Metamodel, PropertyDef, TypeDef } from '../../../runtime/metamodel/model.ts';
+import { parentRelationNames } from '../../../runtime/metamodel/relations.ts';
 import { readPropertySchema, writePropertySchema } from '../../property-kinds.ts';
 
 export type Json = Record<string, unknown>;
@@ -48,13 +49,13 @@ function allLists(model: Metamodel): { name: string; itemType: string }[] {
 export function typeSchemas(model: Metamodel): Json {
   const schemas: Json = {};
   for (const t of Object.values(model.types)) {
-    schemas[schemaName(t.name, 'read')] = readSchema(t);
+    schemas[schemaName(t.name, 'read')] = readSchema(model, t);
     schemas[schemaName(t.name, 'write')] = writeSchema(t);
   }
   return schemas;
 }
 
-function readSchema(t: TypeDef): Json {
+function readSchema(model: Metamodel, t: TypeDef): Json {
   const properties = t.properties.filter((p) => !p.writeOnly);
   return {
     type: 'object',
@@ -64,7 +65,7 @@ function readSchema(t: TypeDef): Json {
       ...propertySchemas(t, properties, 'read'),
       _type: typeNameSchema(t),
       customProperties: ref('schemas', 'CustomProperties'),
-      _links: linksSchema(t),
+      _links: linksSchema(model, t),
     },
   };
 }
@@ -137,18 +138,25 @@ function typedDefault(p: PropertyDef): unknown {
   return p.many ? [value] : value;
 }
 
-/** `_links`: `self`, `parent`, then one link per reference property and per list, as the HAL renderer writes them. */
-function linksSchema(t: TypeDef): Json {
+/**
+ * `_links`: `self`, `parent` and the same link under the relation that holds
+ * the object, one link per reference property, and one per list while the
+ * list holds something (decisions §7.3), as the HAL renderer writes them.
+ * Only `self` is always there.
+ */
+function linksSchema(model: Metamodel, t: TypeDef): Json {
   const references = t.properties.filter((p) => p.dataType === 'REFERENCE' && !p.writeOnly);
   const link = ref('schemas', 'Link');
+  const relations = parentRelationNames(model, t.name).filter((name) => !references.some((p) => p.name === name));
   return {
     type: 'object',
     required: ['self'],
     properties: {
       self: link,
       parent: { ...link, description: 'The parent object; absent for an object at the top level.' },
+      ...Object.fromEntries(relations.map((name) => [name, { ...link, description: 'The parent object, named after the relation that holds this one.' }])),
       ...Object.fromEntries(references.map((p) => [p.name, p.many ? { type: 'array', items: link } : link])),
-      ...Object.fromEntries(t.lists.map((l) => [l.name, link])),
+      ...Object.fromEntries(t.lists.map((l) => [l.name, { ...link, description: `The list ${l.name}; present only while it holds something.` }])),
     },
   };
 }

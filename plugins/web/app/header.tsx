@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiError, pagePath, type SearchHit } from './api.ts';
 import type { Language } from './i18n.ts';
-import { typeLabel, useApp } from './state.ts';
+import { mayQuery, typeLabel, useApp } from './state.ts';
 
 /** The header of every page: where one is, who one is, language, time travel, search, Logout. */
 export function Header({ menuOpen, onMenu }: { menuOpen?: boolean; onMenu?: () => void }) {
@@ -20,6 +20,9 @@ export function Header({ menuOpen, onMenu }: { menuOpen?: boolean; onMenu?: () =
       </a>
       {app.db && <Search />}
       {app.db && <TimeTravel />}
+      {app.db && mayQuery(app) && (
+        <a class="console-link" href={app.link(`${web}/${encodeURIComponent(app.db)}/query`)}>{app.t('queryConsole')}</a>
+      )}
       <div class="who">
         {app.session && <span class="person">{app.t('signedInAs', { loginId: app.session.loginId })}</span>}
         {app.session?.tenantLabel && <span class="tenant">{app.t('tenant', { tenant: app.session.tenantLabel })}</span>}

@@ -9,12 +9,13 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useState } from 'prea
 import { LocationProvider, useLocation } from 'preact-iso';
 import { Api, ApiError, type Metamodel, type ServiceConfig, type WebSession } from './api.ts';
 import { initialLanguage, keepLanguage, translate, type Language } from './i18n.ts';
-import { AppContext, typeOfPlural, useApp, type AppState } from './state.ts';
+import { AppContext, mayQuery, useApp, type AppState } from './state.ts';
 import { SignIn } from './signin.tsx';
 import { Header } from './header.tsx';
 import { contentLists, Tree, TREE_PAGE } from './tree.tsx';
 import { ObjectPage, objectPath } from './object.tsx';
 import { AdminPage } from './admin.tsx';
+import type { QueryConsole as QueryConsoleType } from './console.tsx';
 
 const configElement = document.getElementById('service-config');
 const config: ServiceConfig = {
@@ -142,10 +143,12 @@ function App() {
 
 /**
  * Starts the calls a page of the database will make as soon as the session
- * is known: the object the address names, and, from the metamodel this tab
- * last saw (if any), the tree's root lists and the object's lists. The
+ * is known: the metamodel, the object the address names, and, from the
+ * metamodel this tab last saw (if any), the tree's root lists. The
  * components take these answers when they ask (Api.prefetch); an answer
- * nobody takes is dropped.
+ * nobody takes is dropped. The object's lists are not among them: the
+ * object links only those that hold something (decisions §7.3), and only
+ * those are asked for once it is there.
  */
 function prefetchPage(db: string, plural?: string, id?: string) {
   // First, so that it is not behind the others for one of the browser's six connections.
@@ -155,10 +158,6 @@ function prefetchPage(db: string, plural?: string, id?: string) {
   if (!meta) return;
   for (const type of Object.values(meta.types)) {
     if (type.root && !type.abstract && !type.hidden && contentLists(meta, type).length) api.prefetch(`/rest/${encodeURIComponent(db)}/${type.plural}?limit=${TREE_PAGE}`);
-  }
-  const type = plural && id ? typeOfPlural(meta, plural) : undefined;
-  for (const list of type?.lists ?? []) {
-    if (!list.hidden) api.prefetch(`${objectPath(db, plural!, id!)}/${list.name}?limit=${TREE_PAGE}`);
   }
 }
 
@@ -184,7 +183,7 @@ function DatabaseLayout({ plural, id }: { plural?: string; id?: string }) {
           <Tree />
         </nav>
         <main id="main" tabIndex={-1}>
-          {plural && id ? <ObjectPage key={`${plural}/${id}/${app.version ?? ''}`} plural={plural} id={id} /> : plural ? <p class="error">{app.t('notFound')}</p> : (
+          {plural === QUERY_PAGE && !id ? <QueryPage /> : plural && id ? <ObjectPage key={`${plural}/${id}/${app.version ?? ''}`} plural={plural} id={id} /> : plural ? <p class="error">{app.t('notFound')}</p> : (
             <section>
               <h1>{app.db}</h1>
               <p>{app.t('dbWelcome')}</p>
@@ -194,6 +193,25 @@ function DatabaseLayout({ plural, id }: { plural?: string; id?: string }) {
       </div>
     </div>
   );
+}
+
+/** The segment of the query console's address, `/web/<db>/query` (no type's plural is `query`). */
+export const QUERY_PAGE = 'query';
+
+/** The query console, for administrators; its code (CodeMirror with it) is fetched only when the page opens. */
+function QueryPage() {
+  const app = useApp();
+  const [Console, setConsole] = useState<{ c: typeof QueryConsoleType } | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const allowed = mayQuery(app);
+  useEffect(() => {
+    if (!allowed) return;
+    import('./console.tsx').then((m) => setConsole({ c: m.QueryConsole }), (e) => setError(String((e as Error).message ?? e)));
+  }, [allowed]);
+  if (!allowed) return <section><h1>{app.t('queryConsole')}</h1><p class="error" role="alert">{app.t('queryNotAllowed')}</p></section>;
+  if (error) return <p class="error" role="alert">{app.t('error', { message: error })}</p>;
+  if (!Console) return <p role="status">{app.t('loading')}</p>;
+  return <Console.c />;
 }
 
 const root = document.getElementById('app') ?? document.body;

@@ -197,16 +197,23 @@ function Properties({ type, obj }: { type: MetaType; obj: Obj }) {
 /** One of the object's lists: its items as links (a relation's references besides), paged; new items by the form of the item type. */
 function ObjectList({ owner, list, writable }: { owner: Obj; list: MetaList; writable: boolean }) {
   const app = useApp();
-  const href = owner._links?.[list.name]?.href ?? `${owner._links?.self.href}/${list.name}`;
-  const [page, setPage] = useState<{ items: Obj[]; total: number; next?: string } | undefined>();
+  // An object links its lists only while they hold something (decisions §7.3): no link, nothing to ask for.
+  const linked = owner._links?.[list.name]?.href;
+  const href = linked ?? `${owner._links?.self.href}/${list.name}`;
+  const empty = { items: [], total: 0 };
+  const [page, setPage] = useState<{ items: Obj[]; total: number; next?: string } | undefined>(linked ? undefined : empty);
   const [error, setError] = useState<string | undefined>();
   const [adding, setAdding] = useState<string | undefined>();
   const label = labelOf(app, list);
   useEffect(() => {
+    if (!linked) {
+      setPage(empty);
+      return;
+    }
     let live = true;
     fetchPage(app, href, list.name).then((p) => live && setPage(p), (e) => live && setError(String(e.message)));
     return () => { live = false; };
-  }, [href, app.version]);
+  }, [href, linked, app.version]);
   const itemTypes = list.itemTypes.filter((t) => app.meta!.types[t] && !app.meta!.types[t].abstract);
   const create = async (typeName: string, values: FormValues) => {
     const type = app.meta!.types[typeName];

@@ -56,3 +56,8 @@ export function typeOfPlural(meta: Metamodel, plural: string): MetaType | undefi
 export function formatTime(app: AppState, ms: number): string {
   return new Intl.DateTimeFormat(app.language === 'de' ? 'de-DE' : 'en-GB', { dateStyle: 'medium', timeStyle: 'medium' }).format(new Date(ms));
 }
+
+/** Whether the person may use the query console: administrators of the database and system administrators (the query interface's rule). */
+export function mayQuery(app: AppState): boolean {
+  return !!app.session && (app.session.accessLevel === 'ADMINISTRATOR' || app.session.systemAdmin);
+}

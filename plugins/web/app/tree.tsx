@@ -76,7 +76,8 @@ function TreeNode({ obj }: { obj: Obj }) {
   const app = useApp();
   const [open, setOpen] = useState(false);
   const type = app.meta!.types[obj._type];
-  const lists = type ? contentLists(app.meta!, type) : [];
+  // Only the lists that hold something: the service links an object's list only then (decisions §7.3).
+  const lists = type ? contentLists(app.meta!, type).filter((l) => !obj._links || obj._links[l.name]) : [];
   const label = obj.label || app.t('noLabel');
   const here = typeof window !== 'undefined' && obj.href && window.location.pathname === pagePath(obj.href);
   return (
