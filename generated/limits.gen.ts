@@ -27,6 +27,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "description": {
       "maxLength": 100000
     },
+    "favorite": {},
     "href": {
       "maxLength": 1000
     },
@@ -38,6 +39,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "maxLength": 1000,
       "minLength": 1
     },
+    "locked": {},
     "modelId": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -49,7 +51,17 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
+    "readOnly": {},
     "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
     "tenant": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -83,6 +95,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "description": {
       "maxLength": 100000
     },
+    "favorite": {},
     "href": {
       "maxLength": 1000
     },
@@ -94,6 +107,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "maxLength": 1000,
       "minLength": 1
     },
+    "locked": {},
     "modelId": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -105,7 +119,17 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
+    "readOnly": {},
     "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
     "tenant": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -211,6 +235,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "description": {
       "maxLength": 100000
     },
+    "favorite": {},
     "hasDomain": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -234,6 +259,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "maxLength": 1000,
       "minLength": 1
     },
+    "locked": {},
     "maxCardinality": {
       "format": "int64",
       "maximum": 9007199254740991,
@@ -251,6 +277,11 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "modifiedBy": {
       "maxLength": 1000
     },
+    "order": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
     "owner": {},
     "parentId": {
       "format": "uuid",
@@ -259,6 +290,15 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "readOnly": {},
     "required": {},
     "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
     "tenant": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -294,6 +334,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "description": {
       "maxLength": 100000
     },
+    "favorite": {},
     "href": {
       "maxLength": 1000
     },
@@ -308,6 +349,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "labelFrom": {
       "maxLength": 1000
     },
+    "locked": {},
     "modelId": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -322,12 +364,22 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "pluralName": {
       "maxLength": 1000
     },
+    "readOnly": {},
     "root": {},
     "specializes": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
     "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
     "tenant": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -361,6 +413,395 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "description": {
       "maxLength": 100000
     },
+    "favorite": {},
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "Composition": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "favorite": {},
+    "hasDomain": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "hasRange": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "order": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "DataObject": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "favorite": {},
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "physicalName": {
+      "maxLength": 1000
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "Dataset": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "accrualPeriodicity": {
+      "maxLength": 1000
+    },
+    "archiveDetails": {
+      "maxLength": 100000
+    },
+    "archiveJustification": {
+      "maxLength": 100000
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "favorite": {},
+    "historicizationType": {
+      "maxLength": 1000
+    },
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "readOnly": {},
+    "retentionJustification": {
+      "maxLength": 100000
+    },
+    "retentionPeriod": {
+      "maxLength": 1000
+    },
+    "spatial": {
+      "maxLength": 1000
+    },
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    },
+    "usageRestriction": {
+      "maxLength": 100000
+    }
+  },
+  "Datatype": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "favorite": {},
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "Deployment": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "deployedIn": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "deploymentOf": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "favorite": {},
     "href": {
       "maxLength": 1000
     },
@@ -379,9 +820,17 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "modifiedBy": {
       "maxLength": 1000
     },
+    "order": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
     "parentId": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "qualifier": {
+      "maxLength": 1000
     },
     "status": {},
     "tenant": {
@@ -414,7 +863,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "db": {
       "maxLength": 1000
     },
-    "derivationFor": {
+    "derivedFrom": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
@@ -447,7 +896,90 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
+    "qualifier": {
+      "maxLength": 1000
+    },
     "status": {},
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "Distribution": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "accessURL": {
+      "maxLength": 1000
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "downloadURL": {
+      "maxLength": 1000
+    },
+    "favorite": {},
+    "format": {
+      "maxLength": 1000
+    },
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "mediaType": {
+      "maxLength": 1000
+    },
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
     "tenant": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -481,6 +1013,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "description": {
       "maxLength": 100000
     },
+    "favorite": {},
     "href": {
       "maxLength": 1000
     },
@@ -492,6 +1025,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "maxLength": 1000,
       "minLength": 1
     },
+    "locked": {},
     "modelId": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -503,7 +1037,17 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
+    "readOnly": {},
     "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
     "tenant": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -539,6 +1083,82 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     },
     "email": {
       "maxLength": 1000
+    },
+    "favorite": {},
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "HoldsPost": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "heldBy": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "holdsPost": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
     "href": {
       "maxLength": 1000
@@ -599,6 +1219,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "description": {
       "maxLength": 100000
     },
+    "favorite": {},
     "href": {
       "maxLength": 1000
     },
@@ -610,6 +1231,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "maxLength": 1000,
       "minLength": 1
     },
+    "locked": {},
     "modelId": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -626,7 +1248,17 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
+    "readOnly": {},
     "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
     "tenant": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -660,6 +1292,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "description": {
       "maxLength": 100000
     },
+    "favorite": {},
     "href": {
       "maxLength": 1000
     },
@@ -671,6 +1304,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "maxLength": 1000,
       "minLength": 1
     },
+    "locked": {},
     "modelId": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -682,7 +1316,17 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
+    "readOnly": {},
     "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
     "tenant": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -696,6 +1340,9 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "format": "int64",
       "maximum": 9007199254740991,
       "minimum": -9007199254740991
+    },
+    "additionalName": {
+      "maxLength": 1000
     },
     "agentOf": {
       "format": "uuid",
@@ -726,6 +1373,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "familyName": {
       "maxLength": 1000
     },
+    "favorite": {},
     "givenName": {
       "maxLength": 1000,
       "minLength": 1
@@ -741,6 +1389,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "maxLength": 1000,
       "minLength": 1
     },
+    "locked": {},
     "modelId": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -752,7 +1401,88 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
+    "readOnly": {},
     "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "Post": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "email": {
+      "maxLength": 1000
+    },
+    "favorite": {},
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
     "tenant": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -786,6 +1516,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "description": {
       "maxLength": 100000
     },
+    "favorite": {},
     "href": {
       "maxLength": 1000
     },
@@ -797,6 +1528,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "maxLength": 1000,
       "minLength": 1
     },
+    "locked": {},
     "modelId": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -808,10 +1540,167 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
+    "readOnly": {},
     "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
     "tenant": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "ReferenceObject": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "favorite": {},
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "ReferenceValue": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "code": {
+      "maxLength": 1000
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "favorite": {},
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "order": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "timeSeries": {
+      "maxItems": 1000
     },
     "title": {
       "maxLength": 1000
@@ -898,6 +1787,7 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     "description": {
       "maxLength": 100000
     },
+    "favorite": {},
     "href": {
       "maxLength": 1000
     },
@@ -909,6 +1799,76 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "maxLength": 1000,
       "minLength": 1
     },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modelType": {},
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "System": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "favorite": {},
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
     "modelId": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -920,7 +1880,20 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
+    "physicalName": {
+      "maxLength": 1000
+    },
+    "readOnly": {},
     "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
     "tenant": {
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
@@ -983,6 +1956,228 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
     },
     "title": {
       "maxLength": 1000
+    }
+  },
+  "UmlAttribute": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "favorite": {},
+    "hasDomain": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "hasRange": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "order": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "physicalName": {
+      "maxLength": 1000
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "UmlClass": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "favorite": {},
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "locked": {},
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "physicalName": {
+      "maxLength": 1000
+    },
+    "readOnly": {},
+    "status": {},
+    "stereotype": {
+      "maxLength": 1000
+    },
+    "synonyms": {
+      "maxLength": 1000
+    },
+    "tags": {
+      "maxLength": 1000
+    },
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    }
+  },
+  "Usage": {
+    "_version": {
+      "format": "int64",
+      "maximum": 9007199254740991,
+      "minimum": -9007199254740991
+    },
+    "createdBy": {
+      "maxLength": 1000
+    },
+    "dateCreated": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "dateModified": {
+      "format": "int64",
+      "maximum": 8640000000000000,
+      "minimum": -8640000000000000
+    },
+    "db": {
+      "maxLength": 1000
+    },
+    "description": {
+      "maxLength": 100000
+    },
+    "href": {
+      "maxLength": 1000
+    },
+    "id": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "label": {
+      "maxLength": 1000,
+      "minLength": 1
+    },
+    "modelId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "modifiedBy": {
+      "maxLength": 1000
+    },
+    "parentId": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "qualifier": {
+      "maxLength": 1000
+    },
+    "status": {},
+    "tenant": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "title": {
+      "maxLength": 1000
+    },
+    "usageOf": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+    },
+    "usedBy": {
+      "format": "uuid",
+      "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     }
   },
   "User": {

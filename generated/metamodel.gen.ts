@@ -23,7 +23,20 @@ export const metamodel: Metamodel = {
       "ENUMERATION",
       "REFERENCE",
       "LIST",
-      "INVERSE"
+      "INVERSE",
+      "RECORDS"
+    ],
+    "ModelType": [
+      "BusinessDataModel",
+      "DataCatalog",
+      "DataDomainModel",
+      "DataModel",
+      "MeasuresCatalog",
+      "ProcessingDirectory",
+      "ProjectDirectory",
+      "QualityModel",
+      "ReferenceDataModel",
+      "SystemCatalog"
     ],
     "Required": [
       "OPTIONAL",
@@ -49,18 +62,33 @@ export const metamodel: Metamodel = {
     "attributions": "Attribution",
     "classifiers": "Classifier",
     "collections": "Collection",
+    "compositions": "Composition",
+    "dataObjects": "DataObject",
+    "datasets": "Dataset",
+    "datatypes": "Datatype",
+    "deployments": "Deployment",
     "derivations": "Derivation",
+    "distributions": "Distribution",
     "enumerations": "Enumeration",
     "groups": "Group",
+    "holdsPosts": "HoldsPost",
     "literals": "Literal",
     "organizations": "Organization",
     "persons": "Person",
+    "posts": "Post",
     "processings": "Processing",
+    "referenceObjects": "ReferenceObject",
+    "referenceValues": "ReferenceValue",
     "schemes": "Scheme",
+    "systems": "System",
     "tenants": "Tenant",
+    "umlAttributes": "UmlAttribute",
+    "umlClasses": "UmlClass",
+    "usages": "Usage",
     "users": "User"
   },
   "rootLists": {
+    "deployments": "Deployment",
     "organizations": "Organization",
     "schemes": "Scheme",
     "tenants": "Tenant",
@@ -82,6 +110,43 @@ export const metamodel: Metamodel = {
             "Attribution"
           ],
           "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
         }
       ],
       "name": "Activity",
@@ -153,6 +218,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "STRING",
           "declaredBy": "Resource",
           "description": "Path of the object in the user interface.",
@@ -180,6 +256,17 @@ export const metamodel: Metamodel = {
           "description": "Business key; unique within its parent's list.",
           "many": false,
           "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
           "owner": false,
           "readOnly": false,
           "required": false,
@@ -219,6 +306,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "ENUMERATION",
           "declaredBy": "Resource",
           "default": "WORKING",
@@ -240,6 +338,39 @@ export const metamodel: Metamodel = {
             "INTERMINATION",
             "ARCHIVED"
           ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
           "writeOnly": false
         },
         {
@@ -277,13 +408,24 @@ export const metamodel: Metamodel = {
         "BusinessAttribute",
         "Classifier",
         "Collection",
+        "Composition",
+        "DataObject",
+        "Dataset",
+        "Datatype",
+        "Distribution",
         "Enumeration",
         "Group",
         "Literal",
         "Organization",
         "Person",
+        "Post",
         "Processing",
-        "Scheme"
+        "ReferenceObject",
+        "ReferenceValue",
+        "Scheme",
+        "System",
+        "UmlAttribute",
+        "UmlClass"
       ],
       "description": "Anything that can be held responsible for; every metadata object type specializes it.",
       "lists": [
@@ -295,6 +437,43 @@ export const metamodel: Metamodel = {
             "Attribution"
           ],
           "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
         }
       ],
       "name": "Asset",
@@ -366,6 +545,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "STRING",
           "declaredBy": "Resource",
           "description": "Path of the object in the user interface.",
@@ -393,6 +583,17 @@ export const metamodel: Metamodel = {
           "description": "Business key; unique within its parent's list.",
           "many": false,
           "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
           "owner": false,
           "readOnly": false,
           "required": false,
@@ -432,6 +633,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "ENUMERATION",
           "declaredBy": "Resource",
           "default": "WORKING",
@@ -453,6 +665,39 @@ export const metamodel: Metamodel = {
             "INTERMINATION",
             "ARCHIVED"
           ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
           "writeOnly": false
         },
         {
@@ -732,8 +977,17 @@ export const metamodel: Metamodel = {
           "name": "attributedTo"
         },
         {
-          "declaredBy": "BusinessAttribute",
-          "description": "Attributes this one is derived from.",
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
           "inverseOf": "derivedTo",
           "itemType": "Derivation",
           "itemTypes": [
@@ -742,13 +996,22 @@ export const metamodel: Metamodel = {
           "name": "derivedFrom"
         },
         {
-          "declaredBy": "BusinessAttribute",
-          "description": "Attributes derived from this one.",
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
           "itemType": "Derivation",
           "itemTypes": [
             "Derivation"
           ],
           "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
         }
       ],
       "name": "BusinessAttribute",
@@ -814,7 +1077,8 @@ export const metamodel: Metamodel = {
             "ENUMERATION",
             "REFERENCE",
             "LIST",
-            "INVERSE"
+            "INVERSE",
+            "RECORDS"
           ],
           "writeOnly": false
         },
@@ -866,6 +1130,17 @@ export const metamodel: Metamodel = {
           "declaredBy": "Resource",
           "many": false,
           "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
           "owner": false,
           "readOnly": false,
           "required": false,
@@ -950,6 +1225,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "INTEGER",
           "declaredBy": "BusinessAttribute",
           "many": false,
@@ -988,6 +1274,17 @@ export const metamodel: Metamodel = {
           "name": "modifiedBy",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "BusinessAttribute",
+          "description": "Position among the attributes of its classifier.",
+          "many": false,
+          "name": "order",
+          "owner": false,
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -1064,6 +1361,39 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "UUID",
           "declaredBy": "Resource",
           "description": "Owning tenant.",
@@ -1125,6 +1455,43 @@ export const metamodel: Metamodel = {
             "BusinessAttribute"
           ],
           "name": "attributes"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
         }
       ],
       "name": "Classifier",
@@ -1207,6 +1574,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "STRING",
           "declaredBy": "Resource",
           "description": "Path of the object in the user interface.",
@@ -1245,6 +1623,17 @@ export const metamodel: Metamodel = {
           "description": "Properties, separated by blanks, that form a missing label.",
           "many": false,
           "name": "labelFrom",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
           "owner": false,
           "readOnly": false,
           "required": false,
@@ -1296,6 +1685,17 @@ export const metamodel: Metamodel = {
         },
         {
           "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
           "declaredBy": "Classifier",
           "description": "Whether instances may stand at the top level.",
           "many": false,
@@ -1339,6 +1739,39 @@ export const metamodel: Metamodel = {
             "INTERMINATION",
             "ARCHIVED"
           ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
           "writeOnly": false
         },
         {
@@ -1404,9 +1837,63 @@ export const metamodel: Metamodel = {
         },
         {
           "declaredBy": "Collection",
+          "itemType": "DataObject",
+          "itemTypes": [
+            "DataObject",
+            "UmlClass"
+          ],
+          "name": "dataObjects"
+        },
+        {
+          "declaredBy": "Collection",
+          "itemType": "Dataset",
+          "itemTypes": [
+            "Dataset"
+          ],
+          "name": "datasets"
+        },
+        {
+          "declaredBy": "Collection",
+          "itemType": "Datatype",
+          "itemTypes": [
+            "Datatype"
+          ],
+          "name": "datatypes"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Collection",
           "itemType": "Enumeration",
           "itemTypes": [
-            "Enumeration"
+            "Enumeration",
+            "ReferenceObject"
           ],
           "name": "enumerations"
         },
@@ -1417,6 +1904,23 @@ export const metamodel: Metamodel = {
             "Processing"
           ],
           "name": "processings"
+        },
+        {
+          "declaredBy": "Collection",
+          "itemType": "System",
+          "itemTypes": [
+            "System"
+          ],
+          "name": "systems"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
         }
       ],
       "name": "Collection",
@@ -1488,6 +1992,1916 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "Asset",
+      "supertypes": [
+        "Asset",
+        "Resource"
+      ]
+    },
+    "Composition": {
+      "abstract": false,
+      "concreteTypes": [
+        "Composition"
+      ],
+      "description": "States that a class of a data model is composed of another (its part).",
+      "labelFrom": [
+        "hasRange"
+      ],
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "Composition",
+      "ownerProperty": "hasDomain",
+      "plural": "compositions",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Composition",
+          "description": "The whole.",
+          "many": false,
+          "name": "hasDomain",
+          "owner": true,
+          "range": "UmlClass",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Composition",
+          "description": "The part.",
+          "many": false,
+          "name": "hasRange",
+          "owner": false,
+          "range": "DataObject",
+          "readOnly": false,
+          "required": true,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Composition",
+          "many": false,
+          "name": "order",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "Asset",
+      "supertypes": [
+        "Asset",
+        "Resource"
+      ]
+    },
+    "DataObject": {
+      "abstract": false,
+      "concreteTypes": [
+        "DataObject",
+        "UmlClass"
+      ],
+      "description": "An object of a data model, such as a table or a message.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "DataObject",
+      "plural": "dataObjects",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "DataObject",
+          "description": "The name by which the object is known technically.",
+          "many": false,
+          "name": "physicalName",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "Asset",
+      "supertypes": [
+        "Asset",
+        "Resource"
+      ]
+    },
+    "Dataset": {
+      "abstract": false,
+      "concreteTypes": [
+        "Dataset"
+      ],
+      "description": "A collection of data in a data catalog, available in one or more distributions.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Dataset",
+          "itemType": "Distribution",
+          "itemTypes": [
+            "Distribution"
+          ],
+          "name": "distributions"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "Dataset",
+      "plural": "datasets",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Dataset",
+          "description": "How often the dataset is updated.",
+          "many": false,
+          "name": "accrualPeriodicity",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Dataset",
+          "many": false,
+          "name": "archiveDetails",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Dataset",
+          "many": false,
+          "name": "archiveJustification",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Dataset",
+          "description": "How changes of the data are kept.",
+          "many": false,
+          "name": "historicizationType",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Dataset",
+          "many": false,
+          "name": "retentionJustification",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Dataset",
+          "description": "How long the data is kept.",
+          "many": false,
+          "name": "retentionPeriod",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Dataset",
+          "description": "The area the data covers.",
+          "many": false,
+          "name": "spatial",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Dataset",
+          "many": false,
+          "name": "usageRestriction",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "Asset",
+      "supertypes": [
+        "Asset",
+        "Resource"
+      ]
+    },
+    "Datatype": {
+      "abstract": false,
+      "concreteTypes": [
+        "Datatype"
+      ],
+      "description": "A type of values of a data model, such as a string of 20 characters.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "Datatype",
+      "plural": "datatypes",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "Asset",
+      "supertypes": [
+        "Asset",
+        "Resource"
+      ]
+    },
+    "Deployment": {
+      "abstract": false,
+      "concreteTypes": [
+        "Deployment"
+      ],
+      "description": "States that an asset (e.g. a data object or a processing) is deployed in a system.",
+      "labelFrom": [
+        "deploymentOf",
+        "deployedIn"
+      ],
+      "lists": [],
+      "name": "Deployment",
+      "plural": "deployments",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Deployment",
+          "description": "The system it is deployed in.",
+          "many": false,
+          "name": "deployedIn",
+          "owner": false,
+          "range": "System",
+          "readOnly": false,
+          "required": true,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Deployment",
+          "description": "The asset deployed.",
+          "many": false,
+          "name": "deploymentOf",
+          "owner": false,
+          "range": "Asset",
+          "readOnly": false,
+          "required": true,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Deployment",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Deployment",
+          "many": false,
+          "name": "order",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Deployment",
+          "description": "Kind of deployment.",
+          "many": false,
+          "name": "qualifier",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": true,
+      "supertype": "Resource",
+      "supertypes": [
+        "Resource"
+      ]
+    },
+    "Derivation": {
+      "abstract": false,
+      "concreteTypes": [
+        "Derivation"
+      ],
+      "description": "States that one asset is derived from another.",
+      "labelFrom": [
+        "derivedTo"
+      ],
+      "lists": [],
+      "name": "Derivation",
+      "ownerProperty": "derivedFrom",
+      "plural": "derivations",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Derivation",
+          "description": "The asset derived from.",
+          "many": false,
+          "name": "derivedFrom",
+          "owner": true,
+          "range": "Asset",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Derivation",
+          "description": "The asset derived.",
+          "many": false,
+          "name": "derivedTo",
+          "owner": false,
+          "range": "Asset",
+          "readOnly": false,
+          "required": true,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "STRING",
           "declaredBy": "Resource",
           "description": "Path of the object in the user interface.",
@@ -1554,6 +3968,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "STRING",
+          "declaredBy": "Derivation",
+          "description": "Kind of derivation.",
+          "many": false,
+          "name": "qualifier",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "ENUMERATION",
           "declaredBy": "Resource",
           "default": "WORKING",
@@ -1600,25 +4025,428 @@ export const metamodel: Metamodel = {
         }
       ],
       "root": false,
+      "supertype": "Resource",
+      "supertypes": [
+        "Resource"
+      ]
+    },
+    "Distribution": {
+      "abstract": false,
+      "concreteTypes": [
+        "Distribution"
+      ],
+      "description": "One form in which a dataset is available, such as a file or a service.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "Distribution",
+      "plural": "distributions",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Distribution",
+          "description": "Where the data can be accessed.",
+          "many": false,
+          "name": "accessURL",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Distribution",
+          "description": "Where the data can be downloaded.",
+          "many": false,
+          "name": "downloadURL",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Distribution",
+          "description": "File format, such as CSV.",
+          "many": false,
+          "name": "format",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Distribution",
+          "description": "Media type, such as text/csv.",
+          "many": false,
+          "name": "mediaType",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
       "supertype": "Asset",
       "supertypes": [
         "Asset",
         "Resource"
       ]
     },
-    "Derivation": {
+    "Enumeration": {
       "abstract": false,
       "concreteTypes": [
-        "Derivation"
+        "Enumeration",
+        "ReferenceObject"
       ],
-      "description": "States that one business attribute is derived from another.",
-      "labelFrom": [
-        "derivedTo"
+      "description": "A list of allowed values.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Enumeration",
+          "itemType": "Literal",
+          "itemTypes": [
+            "Literal",
+            "ReferenceValue"
+          ],
+          "name": "literals"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
       ],
-      "lists": [],
-      "name": "Derivation",
-      "ownerProperty": "derivationFor",
-      "plural": "derivations",
+      "name": "Enumeration",
+      "plural": "enumerations",
       "properties": [
         {
           "dataType": "INTEGER",
@@ -1676,25 +4504,310 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
-          "dataType": "REFERENCE",
-          "declaredBy": "Derivation",
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
           "many": false,
-          "name": "derivationFor",
-          "owner": true,
-          "range": "BusinessAttribute",
+          "name": "description",
+          "owner": false,
           "readOnly": false,
           "required": false,
           "writeOnly": false
         },
         {
-          "dataType": "REFERENCE",
-          "declaredBy": "Derivation",
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
           "many": false,
-          "name": "derivedTo",
+          "name": "favorite",
           "owner": false,
-          "range": "BusinessAttribute",
           "readOnly": false,
-          "required": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "Asset",
+      "supertypes": [
+        "Asset",
+        "Resource"
+      ]
+    },
+    "Group": {
+      "abstract": false,
+      "concreteTypes": [
+        "Group"
+      ],
+      "description": "A group of persons, such as a committee or a role.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "Group",
+      "plural": "groups",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
           "writeOnly": false
         },
         {
@@ -1705,6 +4818,304 @@ export const metamodel: Metamodel = {
           "owner": false,
           "readOnly": false,
           "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Group",
+          "many": false,
+          "name": "email",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "Asset",
+      "supertypes": [
+        "Asset",
+        "Resource"
+      ]
+    },
+    "HoldsPost": {
+      "abstract": false,
+      "concreteTypes": [
+        "HoldsPost"
+      ],
+      "description": "States that a person holds a post.",
+      "labelFrom": [
+        "holdsPost"
+      ],
+      "lists": [],
+      "name": "HoldsPost",
+      "ownerProperty": "heldBy",
+      "plural": "holdsPosts",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "HoldsPost",
+          "description": "The person.",
+          "many": false,
+          "name": "heldBy",
+          "owner": true,
+          "range": "Person",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "HoldsPost",
+          "description": "The post.",
+          "many": false,
+          "name": "holdsPost",
+          "owner": false,
+          "range": "Post",
+          "readOnly": false,
+          "required": true,
           "writeOnly": false
         },
         {
@@ -1825,436 +5236,11 @@ export const metamodel: Metamodel = {
         "Resource"
       ]
     },
-    "Enumeration": {
-      "abstract": false,
-      "concreteTypes": [
-        "Enumeration"
-      ],
-      "description": "A list of allowed values.",
-      "lists": [
-        {
-          "declaredBy": "Asset",
-          "description": "Responsibilities for this asset.",
-          "itemType": "Attribution",
-          "itemTypes": [
-            "Attribution"
-          ],
-          "name": "attributedTo"
-        },
-        {
-          "declaredBy": "Enumeration",
-          "itemType": "Literal",
-          "itemTypes": [
-            "Literal"
-          ],
-          "name": "literals"
-        }
-      ],
-      "name": "Enumeration",
-      "plural": "enumerations",
-      "properties": [
-        {
-          "dataType": "INTEGER",
-          "declaredBy": "Resource",
-          "description": "Grows by one with every change.",
-          "many": false,
-          "name": "_version",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "description": "Login ID of the creator.",
-          "many": false,
-          "name": "createdBy",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "DATETIME",
-          "declaredBy": "Resource",
-          "description": "Creation time in epoch milliseconds.",
-          "many": false,
-          "name": "dateCreated",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "DATETIME",
-          "declaredBy": "Resource",
-          "description": "Time of the last change in epoch milliseconds.",
-          "many": false,
-          "name": "dateModified",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "description": "Database name.",
-          "many": false,
-          "name": "db",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "TEXT",
-          "declaredBy": "Resource",
-          "many": false,
-          "name": "description",
-          "owner": false,
-          "readOnly": false,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "description": "Path of the object in the user interface.",
-          "many": false,
-          "name": "href",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "UUID",
-          "declaredBy": "Resource",
-          "description": "Technical key.",
-          "many": false,
-          "name": "id",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "description": "Business key; unique within its parent's list.",
-          "many": false,
-          "name": "label",
-          "owner": false,
-          "readOnly": false,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "UUID",
-          "declaredBy": "Resource",
-          "description": "Technical key of the root object (scheme or organization).",
-          "many": false,
-          "name": "modelId",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "description": "Login ID of the last modifier.",
-          "many": false,
-          "name": "modifiedBy",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "UUID",
-          "declaredBy": "Resource",
-          "description": "Technical key of the parent object.",
-          "many": false,
-          "name": "parentId",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "ENUMERATION",
-          "declaredBy": "Resource",
-          "default": "WORKING",
-          "many": false,
-          "name": "status",
-          "owner": false,
-          "range": "Status",
-          "readOnly": false,
-          "required": false,
-          "values": [
-            "WORKING",
-            "SUBMITTED",
-            "ACCEPTED",
-            "REJECTED",
-            "FINAL",
-            "INACTIVE",
-            "PUBLISHED",
-            "DELETENEW",
-            "INTERMINATION",
-            "ARCHIVED"
-          ],
-          "writeOnly": false
-        },
-        {
-          "dataType": "UUID",
-          "declaredBy": "Resource",
-          "description": "Owning tenant.",
-          "many": false,
-          "name": "tenant",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "many": false,
-          "name": "title",
-          "owner": false,
-          "readOnly": false,
-          "required": false,
-          "writeOnly": false
-        }
-      ],
-      "root": false,
-      "supertype": "Asset",
-      "supertypes": [
-        "Asset",
-        "Resource"
-      ]
-    },
-    "Group": {
-      "abstract": false,
-      "concreteTypes": [
-        "Group"
-      ],
-      "description": "A group of persons, such as a committee or a role.",
-      "lists": [
-        {
-          "declaredBy": "Asset",
-          "description": "Responsibilities for this asset.",
-          "itemType": "Attribution",
-          "itemTypes": [
-            "Attribution"
-          ],
-          "name": "attributedTo"
-        }
-      ],
-      "name": "Group",
-      "plural": "groups",
-      "properties": [
-        {
-          "dataType": "INTEGER",
-          "declaredBy": "Resource",
-          "description": "Grows by one with every change.",
-          "many": false,
-          "name": "_version",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "description": "Login ID of the creator.",
-          "many": false,
-          "name": "createdBy",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "DATETIME",
-          "declaredBy": "Resource",
-          "description": "Creation time in epoch milliseconds.",
-          "many": false,
-          "name": "dateCreated",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "DATETIME",
-          "declaredBy": "Resource",
-          "description": "Time of the last change in epoch milliseconds.",
-          "many": false,
-          "name": "dateModified",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "description": "Database name.",
-          "many": false,
-          "name": "db",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "TEXT",
-          "declaredBy": "Resource",
-          "many": false,
-          "name": "description",
-          "owner": false,
-          "readOnly": false,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Group",
-          "many": false,
-          "name": "email",
-          "owner": false,
-          "readOnly": false,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "description": "Path of the object in the user interface.",
-          "many": false,
-          "name": "href",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "UUID",
-          "declaredBy": "Resource",
-          "description": "Technical key.",
-          "many": false,
-          "name": "id",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "description": "Business key; unique within its parent's list.",
-          "many": false,
-          "name": "label",
-          "owner": false,
-          "readOnly": false,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "UUID",
-          "declaredBy": "Resource",
-          "description": "Technical key of the root object (scheme or organization).",
-          "many": false,
-          "name": "modelId",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "description": "Login ID of the last modifier.",
-          "many": false,
-          "name": "modifiedBy",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "UUID",
-          "declaredBy": "Resource",
-          "description": "Technical key of the parent object.",
-          "many": false,
-          "name": "parentId",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "ENUMERATION",
-          "declaredBy": "Resource",
-          "default": "WORKING",
-          "many": false,
-          "name": "status",
-          "owner": false,
-          "range": "Status",
-          "readOnly": false,
-          "required": false,
-          "values": [
-            "WORKING",
-            "SUBMITTED",
-            "ACCEPTED",
-            "REJECTED",
-            "FINAL",
-            "INACTIVE",
-            "PUBLISHED",
-            "DELETENEW",
-            "INTERMINATION",
-            "ARCHIVED"
-          ],
-          "writeOnly": false
-        },
-        {
-          "dataType": "UUID",
-          "declaredBy": "Resource",
-          "description": "Owning tenant.",
-          "many": false,
-          "name": "tenant",
-          "owner": false,
-          "readOnly": true,
-          "required": false,
-          "writeOnly": false
-        },
-        {
-          "dataType": "STRING",
-          "declaredBy": "Resource",
-          "many": false,
-          "name": "title",
-          "owner": false,
-          "readOnly": false,
-          "required": false,
-          "writeOnly": false
-        }
-      ],
-      "root": false,
-      "supertype": "Asset",
-      "supertypes": [
-        "Asset",
-        "Resource"
-      ]
-    },
     "Literal": {
       "abstract": false,
       "concreteTypes": [
-        "Literal"
+        "Literal",
+        "ReferenceValue"
       ],
       "description": "One allowed value of an enumeration.",
       "lists": [
@@ -2266,6 +5252,43 @@ export const metamodel: Metamodel = {
             "Attribution"
           ],
           "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
         }
       ],
       "name": "Literal",
@@ -2347,6 +5370,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "STRING",
           "declaredBy": "Resource",
           "description": "Path of the object in the user interface.",
@@ -2374,6 +5408,17 @@ export const metamodel: Metamodel = {
           "description": "Business key; unique within its parent's list.",
           "many": false,
           "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
           "owner": false,
           "readOnly": false,
           "required": false,
@@ -2423,6 +5468,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "ENUMERATION",
           "declaredBy": "Resource",
           "default": "WORKING",
@@ -2444,6 +5500,39 @@ export const metamodel: Metamodel = {
             "INTERMINATION",
             "ARCHIVED"
           ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
           "writeOnly": false
         },
         {
@@ -2492,6 +5581,34 @@ export const metamodel: Metamodel = {
           "name": "attributedTo"
         },
         {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
           "declaredBy": "Organization",
           "itemType": "Group",
           "itemTypes": [
@@ -2514,6 +5631,23 @@ export const metamodel: Metamodel = {
             "Person"
           ],
           "name": "persons"
+        },
+        {
+          "declaredBy": "Organization",
+          "itemType": "Post",
+          "itemTypes": [
+            "Post"
+          ],
+          "name": "posts"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
         }
       ],
       "name": "Organization",
@@ -2585,6 +5719,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "STRING",
           "declaredBy": "Resource",
           "description": "Path of the object in the user interface.",
@@ -2612,6 +5757,17 @@ export const metamodel: Metamodel = {
           "description": "Business key; unique within its parent's list.",
           "many": false,
           "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
           "owner": false,
           "readOnly": false,
           "required": false,
@@ -2651,6 +5807,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "ENUMERATION",
           "declaredBy": "Resource",
           "default": "WORKING",
@@ -2672,6 +5839,39 @@ export const metamodel: Metamodel = {
             "INTERMINATION",
             "ARCHIVED"
           ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
           "writeOnly": false
         },
         {
@@ -2722,6 +5922,52 @@ export const metamodel: Metamodel = {
             "Attribution"
           ],
           "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Person",
+          "description": "The posts the person holds.",
+          "itemType": "HoldsPost",
+          "itemTypes": [
+            "HoldsPost"
+          ],
+          "name": "holdsPost"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
         }
       ],
       "name": "Person",
@@ -2736,6 +5982,17 @@ export const metamodel: Metamodel = {
           "name": "_version",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Person",
+          "description": "A further name, such as a middle name.",
+          "many": false,
+          "name": "additionalName",
+          "owner": false,
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -2825,6 +6082,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "STRING",
           "declaredBy": "Person",
           "many": false,
@@ -2868,6 +6136,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "UUID",
           "declaredBy": "Resource",
           "description": "Technical key of the root object (scheme or organization).",
@@ -2901,6 +6180,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "ENUMERATION",
           "declaredBy": "Resource",
           "default": "WORKING",
@@ -2922,6 +6212,356 @@ export const metamodel: Metamodel = {
             "INTERMINATION",
             "ARCHIVED"
           ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "Asset",
+      "supertypes": [
+        "Asset",
+        "Resource"
+      ]
+    },
+    "Post": {
+      "abstract": false,
+      "concreteTypes": [
+        "Post"
+      ],
+      "description": "A post of an organization, such as head of unit; held by persons.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "Post",
+      "plural": "posts",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Post",
+          "many": false,
+          "name": "email",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
           "writeOnly": false
         },
         {
@@ -2968,6 +6608,43 @@ export const metamodel: Metamodel = {
             "Attribution"
           ],
           "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
         }
       ],
       "name": "Processing",
@@ -3039,6 +6716,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "STRING",
           "declaredBy": "Resource",
           "description": "Path of the object in the user interface.",
@@ -3066,6 +6754,17 @@ export const metamodel: Metamodel = {
           "description": "Business key; unique within its parent's list.",
           "many": false,
           "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
           "owner": false,
           "readOnly": false,
           "required": false,
@@ -3105,6 +6804,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "ENUMERATION",
           "declaredBy": "Resource",
           "default": "WORKING",
@@ -3126,6 +6836,39 @@ export const metamodel: Metamodel = {
             "INTERMINATION",
             "ARCHIVED"
           ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
           "writeOnly": false
         },
         {
@@ -3158,6 +6901,705 @@ export const metamodel: Metamodel = {
         "Resource"
       ]
     },
+    "ReferenceObject": {
+      "abstract": false,
+      "concreteTypes": [
+        "ReferenceObject"
+      ],
+      "description": "Reference data, such as a code list or a law, with reference values as its literals.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Enumeration",
+          "itemType": "Literal",
+          "itemTypes": [
+            "Literal",
+            "ReferenceValue"
+          ],
+          "name": "literals"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "ReferenceObject",
+      "plural": "referenceObjects",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "Enumeration",
+      "supertypes": [
+        "Enumeration",
+        "Asset",
+        "Resource"
+      ]
+    },
+    "ReferenceValue": {
+      "abstract": false,
+      "concreteTypes": [
+        "ReferenceValue"
+      ],
+      "description": "One value of a reference object; its code and text may change over time.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "ReferenceValue",
+      "plural": "referenceValues",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Literal",
+          "many": false,
+          "name": "code",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Literal",
+          "many": false,
+          "name": "order",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "RECORDS",
+          "declaredBy": "ReferenceValue",
+          "description": "The periods of the value, each with its code and short text.",
+          "fields": [
+            {
+              "dataType": "STRING",
+              "declaredBy": "TimeSeriesEntry",
+              "many": false,
+              "name": "code",
+              "owner": false,
+              "readOnly": false,
+              "required": true,
+              "writeOnly": false
+            },
+            {
+              "dataType": "STRING",
+              "declaredBy": "TimeSeriesEntry",
+              "many": false,
+              "name": "shortText",
+              "owner": false,
+              "readOnly": false,
+              "required": false,
+              "writeOnly": false
+            },
+            {
+              "dataType": "DATETIME",
+              "declaredBy": "TimeSeriesEntry",
+              "many": false,
+              "name": "validFrom",
+              "owner": false,
+              "readOnly": false,
+              "required": false,
+              "writeOnly": false
+            },
+            {
+              "dataType": "DATETIME",
+              "declaredBy": "TimeSeriesEntry",
+              "many": false,
+              "name": "validTo",
+              "owner": false,
+              "readOnly": false,
+              "required": false,
+              "writeOnly": false
+            }
+          ],
+          "many": false,
+          "name": "timeSeries",
+          "owner": false,
+          "range": "TimeSeriesEntry",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "Literal",
+      "supertypes": [
+        "Literal",
+        "Asset",
+        "Resource"
+      ]
+    },
     "Resource": {
       "abstract": true,
       "concreteTypes": [
@@ -3165,15 +7607,29 @@ export const metamodel: Metamodel = {
         "BusinessAttribute",
         "Classifier",
         "Collection",
+        "Composition",
+        "DataObject",
+        "Dataset",
+        "Datatype",
+        "Deployment",
         "Derivation",
+        "Distribution",
         "Enumeration",
         "Group",
+        "HoldsPost",
         "Literal",
         "Organization",
         "Person",
+        "Post",
         "Processing",
+        "ReferenceObject",
+        "ReferenceValue",
         "Scheme",
+        "System",
         "Tenant",
+        "UmlAttribute",
+        "UmlClass",
+        "Usage",
         "User"
       ],
       "description": "Common properties of every object the service keeps.",
@@ -3366,7 +7822,7 @@ export const metamodel: Metamodel = {
       "concreteTypes": [
         "Scheme"
       ],
-      "description": "A business data model; the root of collections, classifiers and enumerations.",
+      "description": "A model of any kind (modelType); the root of collections and of what they hold.",
       "lists": [
         {
           "declaredBy": "Asset",
@@ -3395,9 +7851,55 @@ export const metamodel: Metamodel = {
         },
         {
           "declaredBy": "Scheme",
+          "itemType": "DataObject",
+          "itemTypes": [
+            "DataObject",
+            "UmlClass"
+          ],
+          "name": "dataObjects"
+        },
+        {
+          "declaredBy": "Scheme",
+          "itemType": "Datatype",
+          "itemTypes": [
+            "Datatype"
+          ],
+          "name": "datatypes"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Scheme",
           "itemType": "Enumeration",
           "itemTypes": [
-            "Enumeration"
+            "Enumeration",
+            "ReferenceObject"
           ],
           "name": "enumerations"
         },
@@ -3408,6 +7910,23 @@ export const metamodel: Metamodel = {
             "Processing"
           ],
           "name": "processings"
+        },
+        {
+          "declaredBy": "Scheme",
+          "itemType": "System",
+          "itemTypes": [
+            "System"
+          ],
+          "name": "systems"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
         }
       ],
       "name": "Scheme",
@@ -3479,6 +7998,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "STRING",
           "declaredBy": "Resource",
           "description": "Path of the object in the user interface.",
@@ -3506,6 +8036,358 @@ export const metamodel: Metamodel = {
           "description": "Business key; unique within its parent's list.",
           "many": false,
           "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Scheme",
+          "default": "BusinessDataModel",
+          "description": "The kind of model.",
+          "many": false,
+          "name": "modelType",
+          "owner": false,
+          "range": "ModelType",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "BusinessDataModel",
+            "DataCatalog",
+            "DataDomainModel",
+            "DataModel",
+            "MeasuresCatalog",
+            "ProcessingDirectory",
+            "ProjectDirectory",
+            "QualityModel",
+            "ReferenceDataModel",
+            "SystemCatalog"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": true,
+      "supertype": "Asset",
+      "supertypes": [
+        "Asset",
+        "Resource"
+      ]
+    },
+    "System": {
+      "abstract": false,
+      "concreteTypes": [
+        "System"
+      ],
+      "description": "An application or technical system; systems may hold subsystems.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "System",
+          "description": "Subsystems.",
+          "itemType": "System",
+          "itemTypes": [
+            "System"
+          ],
+          "name": "systems"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "System",
+      "plural": "systems",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
           "owner": false,
           "readOnly": false,
           "required": false,
@@ -3545,6 +8427,28 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "STRING",
+          "declaredBy": "System",
+          "description": "The name by which the system is known technically.",
+          "many": false,
+          "name": "physicalName",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "ENUMERATION",
           "declaredBy": "Resource",
           "default": "WORKING",
@@ -3569,6 +8473,39 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "UUID",
           "declaredBy": "Resource",
           "description": "Owning tenant.",
@@ -3590,7 +8527,7 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         }
       ],
-      "root": true,
+      "root": false,
       "supertype": "Asset",
       "supertypes": [
         "Asset",
@@ -3785,6 +8722,926 @@ export const metamodel: Metamodel = {
         }
       ],
       "root": true,
+      "supertype": "Resource",
+      "supertypes": [
+        "Resource"
+      ]
+    },
+    "UmlAttribute": {
+      "abstract": false,
+      "concreteTypes": [
+        "UmlAttribute"
+      ],
+      "description": "An attribute of a class of a data model.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "UmlAttribute",
+      "ownerProperty": "hasDomain",
+      "plural": "umlAttributes",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "UmlAttribute",
+          "description": "The class that owns the attribute.",
+          "many": false,
+          "name": "hasDomain",
+          "owner": true,
+          "range": "UmlClass",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "UmlAttribute",
+          "description": "The type of the values, e.g. a datatype or a class.",
+          "many": false,
+          "name": "hasRange",
+          "owner": false,
+          "range": "Asset",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "UmlAttribute",
+          "description": "Position among the attributes of its class.",
+          "many": false,
+          "name": "order",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "UmlAttribute",
+          "many": false,
+          "name": "physicalName",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "Asset",
+      "supertypes": [
+        "Asset",
+        "Resource"
+      ]
+    },
+    "UmlClass": {
+      "abstract": false,
+      "concreteTypes": [
+        "UmlClass"
+      ],
+      "description": "A class of a data model, with attributes and compositions.",
+      "lists": [
+        {
+          "declaredBy": "Asset",
+          "description": "Responsibilities for this asset.",
+          "itemType": "Attribution",
+          "itemTypes": [
+            "Attribution"
+          ],
+          "name": "attributedTo"
+        },
+        {
+          "declaredBy": "UmlClass",
+          "itemType": "UmlAttribute",
+          "itemTypes": [
+            "UmlAttribute"
+          ],
+          "name": "attributes"
+        },
+        {
+          "declaredBy": "UmlClass",
+          "itemType": "Composition",
+          "itemTypes": [
+            "Composition"
+          ],
+          "name": "compositions"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Where this asset is deployed.",
+          "itemType": "Deployment",
+          "itemTypes": [
+            "Deployment"
+          ],
+          "name": "deployments"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one is derived from.",
+          "inverseOf": "derivedTo",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedFrom"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets derived from this one.",
+          "itemType": "Derivation",
+          "itemTypes": [
+            "Derivation"
+          ],
+          "name": "derivedTo"
+        },
+        {
+          "declaredBy": "Asset",
+          "description": "Assets this one uses.",
+          "itemType": "Usage",
+          "itemTypes": [
+            "Usage"
+          ],
+          "name": "usages"
+        }
+      ],
+      "name": "UmlClass",
+      "plural": "umlClasses",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as a favorite.",
+          "many": false,
+          "name": "favorite",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as locked by its editors.",
+          "many": false,
+          "name": "locked",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "DataObject",
+          "description": "The name by which the object is known technically.",
+          "many": false,
+          "name": "physicalName",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "BOOLEAN",
+          "declaredBy": "Asset",
+          "description": "Marked as not to be changed.",
+          "many": false,
+          "name": "readOnly",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "The object's stereotype; the annotations may give it its own label, icon and custom properties.",
+          "many": false,
+          "name": "stereotype",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Other names of the object.",
+          "many": true,
+          "name": "synonyms",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Asset",
+          "description": "Keywords.",
+          "many": true,
+          "name": "tags",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
+      "supertype": "DataObject",
+      "supertypes": [
+        "DataObject",
+        "Asset",
+        "Resource"
+      ]
+    },
+    "Usage": {
+      "abstract": false,
+      "concreteTypes": [
+        "Usage"
+      ],
+      "description": "States that one asset (e.g. a processing) uses another (e.g. a dataset).",
+      "labelFrom": [
+        "usageOf"
+      ],
+      "lists": [],
+      "name": "Usage",
+      "ownerProperty": "usedBy",
+      "plural": "usages",
+      "properties": [
+        {
+          "dataType": "INTEGER",
+          "declaredBy": "Resource",
+          "description": "Grows by one with every change.",
+          "many": false,
+          "name": "_version",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the creator.",
+          "many": false,
+          "name": "createdBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Creation time in epoch milliseconds.",
+          "many": false,
+          "name": "dateCreated",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "DATETIME",
+          "declaredBy": "Resource",
+          "description": "Time of the last change in epoch milliseconds.",
+          "many": false,
+          "name": "dateModified",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Database name.",
+          "many": false,
+          "name": "db",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "TEXT",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "description",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Path of the object in the user interface.",
+          "many": false,
+          "name": "href",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key.",
+          "many": false,
+          "name": "id",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Business key; unique within its parent's list.",
+          "many": false,
+          "name": "label",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the root object (scheme or organization).",
+          "many": false,
+          "name": "modelId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "description": "Login ID of the last modifier.",
+          "many": false,
+          "name": "modifiedBy",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Technical key of the parent object.",
+          "many": false,
+          "name": "parentId",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Usage",
+          "description": "Kind of use, such as reads or writes.",
+          "many": false,
+          "name": "qualifier",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "ENUMERATION",
+          "declaredBy": "Resource",
+          "default": "WORKING",
+          "many": false,
+          "name": "status",
+          "owner": false,
+          "range": "Status",
+          "readOnly": false,
+          "required": false,
+          "values": [
+            "WORKING",
+            "SUBMITTED",
+            "ACCEPTED",
+            "REJECTED",
+            "FINAL",
+            "INACTIVE",
+            "PUBLISHED",
+            "DELETENEW",
+            "INTERMINATION",
+            "ARCHIVED"
+          ],
+          "writeOnly": false
+        },
+        {
+          "dataType": "UUID",
+          "declaredBy": "Resource",
+          "description": "Owning tenant.",
+          "many": false,
+          "name": "tenant",
+          "owner": false,
+          "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Resource",
+          "many": false,
+          "name": "title",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Usage",
+          "description": "The asset used.",
+          "many": false,
+          "name": "usageOf",
+          "owner": false,
+          "range": "Asset",
+          "readOnly": false,
+          "required": true,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Usage",
+          "description": "The asset that uses.",
+          "many": false,
+          "name": "usedBy",
+          "owner": true,
+          "range": "Asset",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        }
+      ],
+      "root": false,
       "supertype": "Resource",
       "supertypes": [
         "Resource"

@@ -5,8 +5,8 @@ export interface Links {
   self: { href: string };
 }
 
-export type TypeName = 'Attribution' | 'BusinessAttribute' | 'Classifier' | 'Collection' | 'Derivation' | 'Enumeration' | 'Group' | 'Literal' | 'Organization' | 'Person' | 'Processing' | 'Scheme' | 'Tenant' | 'User';
-export const typeNames = ['Attribution', 'BusinessAttribute', 'Classifier', 'Collection', 'Derivation', 'Enumeration', 'Group', 'Literal', 'Organization', 'Person', 'Processing', 'Scheme', 'Tenant', 'User'] as const;
+export type TypeName = 'Attribution' | 'BusinessAttribute' | 'Classifier' | 'Collection' | 'Composition' | 'DataObject' | 'Dataset' | 'Datatype' | 'Deployment' | 'Derivation' | 'Distribution' | 'Enumeration' | 'Group' | 'HoldsPost' | 'Literal' | 'Organization' | 'Person' | 'Post' | 'Processing' | 'ReferenceObject' | 'ReferenceValue' | 'Scheme' | 'System' | 'Tenant' | 'UmlAttribute' | 'UmlClass' | 'Usage' | 'User';
+export const typeNames = ['Attribution', 'BusinessAttribute', 'Classifier', 'Collection', 'Composition', 'DataObject', 'Dataset', 'Datatype', 'Deployment', 'Derivation', 'Distribution', 'Enumeration', 'Group', 'HoldsPost', 'Literal', 'Organization', 'Person', 'Post', 'Processing', 'ReferenceObject', 'ReferenceValue', 'Scheme', 'System', 'Tenant', 'UmlAttribute', 'UmlClass', 'Usage', 'User'] as const;
 
 /** Something that is done. */
 export interface Activity extends Asset {
@@ -15,7 +15,19 @@ export interface Activity extends Asset {
 
 /** Anything that can be held responsible for; every metadata object type specializes it. */
 export interface Asset extends Resource {
-  _type: 'BusinessAttribute' | 'Classifier' | 'Collection' | 'Enumeration' | 'Group' | 'Literal' | 'Organization' | 'Person' | 'Processing' | 'Scheme';
+  _type: 'BusinessAttribute' | 'Classifier' | 'Collection' | 'Composition' | 'DataObject' | 'Dataset' | 'Datatype' | 'Distribution' | 'Enumeration' | 'Group' | 'Literal' | 'Organization' | 'Person' | 'Post' | 'Processing' | 'ReferenceObject' | 'ReferenceValue' | 'Scheme' | 'System' | 'UmlAttribute' | 'UmlClass';
+  /** Marked as a favorite. */
+  favorite?: boolean;
+  /** Marked as locked by its editors. */
+  locked?: boolean;
+  /** Marked as not to be changed. */
+  readOnly?: boolean;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string;
+  /** Other names of the object. */
+  synonyms?: string[];
+  /** Keywords. */
+  tags?: string[];
 }
 
 /** Makes a person, group or organization responsible for an asset. */
@@ -51,7 +63,7 @@ export interface BusinessAttribute extends Asset {
   _type: 'BusinessAttribute';
   cardinality?: 'ONE' | 'MANY';
   /** Kind of value; for the metamodel itself. */
-  dataType?: 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME' | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE';
+  dataType?: 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME' | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE' | 'RECORDS';
   defaultValue?: string;
   /** The classifier that owns the attribute. */
   hasDomain?: string;
@@ -62,6 +74,8 @@ export interface BusinessAttribute extends Asset {
   inverseOf?: string;
   maxCardinality?: number;
   minCardinality?: number;
+  /** Position among the attributes of its classifier. */
+  order?: number;
   /** The reference is the object's parent. */
   owner?: boolean;
   readOnly?: boolean;
@@ -74,9 +88,11 @@ export interface BusinessAttributeWrite {
   _type: 'BusinessAttribute';
   cardinality?: 'ONE' | 'MANY' | null;
   /** Kind of value; for the metamodel itself. */
-  dataType?: 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME' | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE' | null;
+  dataType?: 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME' | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE' | 'RECORDS' | null;
   defaultValue?: string | null;
   description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
   /** The classifier that owns the attribute. */
   hasDomain?: string | null;
   /** The type of the values, e.g. an enumeration or a classifier. */
@@ -86,13 +102,23 @@ export interface BusinessAttributeWrite {
   inverseOf?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
   maxCardinality?: number | null;
   minCardinality?: number | null;
+  /** Position among the attributes of its classifier. */
+  order?: number | null;
   /** The reference is the object's parent. */
   owner?: boolean | null;
   readOnly?: boolean | null;
   required?: 'OPTIONAL' | 'MANDATORY' | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
   title?: string | null;
   writeOnly?: boolean | null;
   customProperties?: Record<string, unknown> | null;
@@ -119,17 +145,29 @@ export interface ClassifierWrite {
   /** Whether the classifier has no instances of its own. */
   abstract?: boolean | null;
   description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
   /** Business key; unique within its parent's list. */
   label?: string;
   /** Properties, separated by blanks, that form a missing label. */
   labelFrom?: string | null;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
   /** Name of the list that holds its instances. */
   pluralName?: string | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
   /** Whether instances may stand at the top level. */
   root?: boolean | null;
   /** The more general classifier. */
   specializes?: string | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -143,45 +181,303 @@ export interface Collection extends Asset {
 export interface CollectionWrite {
   _type: 'Collection';
   description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
   /** Business key; unique within its parent's list. */
   label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** States that a class of a data model is composed of another (its part). */
+export interface Composition extends Asset {
+  _type: 'Composition';
+  /** The whole. */
+  hasDomain?: string;
+  /** The part. */
+  hasRange: string;
+  order?: number;
+}
+
+/** Write form of Composition. */
+export interface CompositionWrite {
+  _type: 'Composition';
+  description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
+  /** The whole. */
+  hasDomain?: string | null;
+  /** The part. */
+  hasRange?: string;
+  /** Business key; unique within its parent's list. */
+  label?: string | null;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  order?: number | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** An object of a data model, such as a table or a message. */
+export interface DataObject extends Asset {
+  _type: 'DataObject' | 'UmlClass';
+  /** The name by which the object is known technically. */
+  physicalName?: string;
+}
+
+/** Write form of DataObject. */
+export interface DataObjectWrite {
+  _type: 'DataObject';
+  description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
+  /** Business key; unique within its parent's list. */
+  label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** The name by which the object is known technically. */
+  physicalName?: string | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** A collection of data in a data catalog, available in one or more distributions. */
+export interface Dataset extends Asset {
+  _type: 'Dataset';
+  /** How often the dataset is updated. */
+  accrualPeriodicity?: string;
+  archiveDetails?: string;
+  archiveJustification?: string;
+  /** How changes of the data are kept. */
+  historicizationType?: string;
+  retentionJustification?: string;
+  /** How long the data is kept. */
+  retentionPeriod?: string;
+  /** The area the data covers. */
+  spatial?: string;
+  usageRestriction?: string;
+}
+
+/** Write form of Dataset. */
+export interface DatasetWrite {
+  _type: 'Dataset';
+  /** How often the dataset is updated. */
+  accrualPeriodicity?: string | null;
+  archiveDetails?: string | null;
+  archiveJustification?: string | null;
+  description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
+  /** How changes of the data are kept. */
+  historicizationType?: string | null;
+  /** Business key; unique within its parent's list. */
+  label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  retentionJustification?: string | null;
+  /** How long the data is kept. */
+  retentionPeriod?: string | null;
+  /** The area the data covers. */
+  spatial?: string | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  usageRestriction?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** A type of values of a data model, such as a string of 20 characters. */
+export interface Datatype extends Asset {
+  _type: 'Datatype';
+}
+
+/** Write form of Datatype. */
+export interface DatatypeWrite {
+  _type: 'Datatype';
+  description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
+  /** Business key; unique within its parent's list. */
+  label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** States that an asset (e.g. a data object or a processing) is deployed in a system. */
+export interface Deployment extends Resource {
+  _type: 'Deployment';
+  /** The system it is deployed in. */
+  deployedIn: string;
+  /** The asset deployed. */
+  deploymentOf: string;
+  favorite?: boolean;
+  order?: number;
+  /** Kind of deployment. */
+  qualifier?: string;
+}
+
+/** Write form of Deployment. */
+export interface DeploymentWrite {
+  _type: 'Deployment';
+  /** The system it is deployed in. */
+  deployedIn?: string;
+  /** The asset deployed. */
+  deploymentOf?: string;
+  description?: string | null;
+  favorite?: boolean | null;
+  /** Business key; unique within its parent's list. */
+  label?: string | null;
+  order?: number | null;
+  /** Kind of deployment. */
+  qualifier?: string | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
 
-/** States that one business attribute is derived from another. */
+/** States that one asset is derived from another. */
 export interface Derivation extends Resource {
   _type: 'Derivation';
-  derivationFor?: string;
+  /** The asset derived from. */
+  derivedFrom?: string;
+  /** The asset derived. */
   derivedTo: string;
+  /** Kind of derivation. */
+  qualifier?: string;
 }
 
 /** Write form of Derivation. */
 export interface DerivationWrite {
   _type: 'Derivation';
-  derivationFor?: string | null;
+  /** The asset derived from. */
+  derivedFrom?: string | null;
+  /** The asset derived. */
   derivedTo?: string;
   description?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string | null;
+  /** Kind of derivation. */
+  qualifier?: string | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** One form in which a dataset is available, such as a file or a service. */
+export interface Distribution extends Asset {
+  _type: 'Distribution';
+  /** Where the data can be accessed. */
+  accessURL?: string;
+  /** Where the data can be downloaded. */
+  downloadURL?: string;
+  /** File format, such as CSV. */
+  format?: string;
+  /** Media type, such as text/csv. */
+  mediaType?: string;
+}
+
+/** Write form of Distribution. */
+export interface DistributionWrite {
+  _type: 'Distribution';
+  /** Where the data can be accessed. */
+  accessURL?: string | null;
+  description?: string | null;
+  /** Where the data can be downloaded. */
+  downloadURL?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
+  /** File format, such as CSV. */
+  format?: string | null;
+  /** Business key; unique within its parent's list. */
+  label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Media type, such as text/csv. */
+  mediaType?: string | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
 
 /** A list of allowed values. */
 export interface Enumeration extends Asset {
-  _type: 'Enumeration';
+  _type: 'Enumeration' | 'ReferenceObject';
 }
 
 /** Write form of Enumeration. */
 export interface EnumerationWrite {
   _type: 'Enumeration';
   description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
   /** Business key; unique within its parent's list. */
   label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -197,8 +493,44 @@ export interface GroupWrite {
   _type: 'Group';
   description?: string | null;
   email?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
   /** Business key; unique within its parent's list. */
   label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** States that a person holds a post. */
+export interface HoldsPost extends Resource {
+  _type: 'HoldsPost';
+  /** The person. */
+  heldBy?: string;
+  /** The post. */
+  holdsPost: string;
+}
+
+/** Write form of HoldsPost. */
+export interface HoldsPostWrite {
+  _type: 'HoldsPost';
+  description?: string | null;
+  /** The person. */
+  heldBy?: string | null;
+  /** The post. */
+  holdsPost?: string;
+  /** Business key; unique within its parent's list. */
+  label?: string | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
@@ -206,7 +538,7 @@ export interface GroupWrite {
 
 /** One allowed value of an enumeration. */
 export interface Literal extends Asset {
-  _type: 'Literal';
+  _type: 'Literal' | 'ReferenceValue';
   code?: string;
   order?: number;
 }
@@ -216,10 +548,22 @@ export interface LiteralWrite {
   _type: 'Literal';
   code?: string | null;
   description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
   /** Business key; unique within its parent's list. */
   label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
   order?: number | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -233,9 +577,21 @@ export interface Organization extends Asset {
 export interface OrganizationWrite {
   _type: 'Organization';
   description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
   /** Business key; unique within its parent's list. */
   label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -243,6 +599,8 @@ export interface OrganizationWrite {
 /** A person; a member of an organization. */
 export interface Person extends Asset {
   _type: 'Person';
+  /** A further name, such as a middle name. */
+  additionalName?: string;
   agentOf: string;
   email?: string;
   familyName?: string;
@@ -252,14 +610,58 @@ export interface Person extends Asset {
 /** Write form of Person. */
 export interface PersonWrite {
   _type: 'Person';
+  /** A further name, such as a middle name. */
+  additionalName?: string | null;
   agentOf?: string;
   description?: string | null;
   email?: string | null;
   familyName?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
   givenName?: string;
   /** Business key; unique within its parent's list. */
   label?: string | null;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** A post of an organization, such as head of unit; held by persons. */
+export interface Post extends Asset {
+  _type: 'Post';
+  email?: string;
+}
+
+/** Write form of Post. */
+export interface PostWrite {
+  _type: 'Post';
+  description?: string | null;
+  email?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
+  /** Business key; unique within its parent's list. */
+  label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -273,16 +675,90 @@ export interface Processing extends Activity {
 export interface ProcessingWrite {
   _type: 'Processing';
   description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
   /** Business key; unique within its parent's list. */
   label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** Reference data, such as a code list or a law, with reference values as its literals. */
+export interface ReferenceObject extends Enumeration {
+  _type: 'ReferenceObject';
+}
+
+/** Write form of ReferenceObject. */
+export interface ReferenceObjectWrite {
+  _type: 'ReferenceObject';
+  description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
+  /** Business key; unique within its parent's list. */
+  label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** One value of a reference object; its code and text may change over time. */
+export interface ReferenceValue extends Literal {
+  _type: 'ReferenceValue';
+  /** The periods of the value, each with its code and short text. */
+  timeSeries?: { code: string; shortText?: string | null; validFrom?: number | null; validTo?: number | null }[];
+}
+
+/** Write form of ReferenceValue. */
+export interface ReferenceValueWrite {
+  _type: 'ReferenceValue';
+  code?: string | null;
+  description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
+  /** Business key; unique within its parent's list. */
+  label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  order?: number | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  /** The periods of the value, each with its code and short text. */
+  timeSeries?: { code: string; shortText?: string | null; validFrom?: number | null; validTo?: number | null }[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
 
 /** Common properties of every object the service keeps. */
 export interface Resource {
-  _type: 'Attribution' | 'BusinessAttribute' | 'Classifier' | 'Collection' | 'Derivation' | 'Enumeration' | 'Group' | 'Literal' | 'Organization' | 'Person' | 'Processing' | 'Scheme' | 'Tenant' | 'User';
+  _type: 'Attribution' | 'BusinessAttribute' | 'Classifier' | 'Collection' | 'Composition' | 'DataObject' | 'Dataset' | 'Datatype' | 'Deployment' | 'Derivation' | 'Distribution' | 'Enumeration' | 'Group' | 'HoldsPost' | 'Literal' | 'Organization' | 'Person' | 'Post' | 'Processing' | 'ReferenceObject' | 'ReferenceValue' | 'Scheme' | 'System' | 'Tenant' | 'UmlAttribute' | 'UmlClass' | 'Usage' | 'User';
   /** Grows by one with every change. */
   _version?: number;
   /** Login ID of the creator. */
@@ -314,18 +790,66 @@ export interface Resource {
   _links: Links;
 }
 
-/** A business data model; the root of collections, classifiers and enumerations. */
+/** A model of any kind (modelType); the root of collections and of what they hold. */
 export interface Scheme extends Asset {
   _type: 'Scheme';
+  /** The kind of model. */
+  modelType?: 'BusinessDataModel' | 'DataCatalog' | 'DataDomainModel' | 'DataModel' | 'MeasuresCatalog' | 'ProcessingDirectory' | 'ProjectDirectory' | 'QualityModel' | 'ReferenceDataModel' | 'SystemCatalog';
 }
 
 /** Write form of Scheme. */
 export interface SchemeWrite {
   _type: 'Scheme';
   description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
   /** Business key; unique within its parent's list. */
   label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** The kind of model. */
+  modelType?: 'BusinessDataModel' | 'DataCatalog' | 'DataDomainModel' | 'DataModel' | 'MeasuresCatalog' | 'ProcessingDirectory' | 'ProjectDirectory' | 'QualityModel' | 'ReferenceDataModel' | 'SystemCatalog' | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** An application or technical system; systems may hold subsystems. */
+export interface System extends Asset {
+  _type: 'System';
+  /** The name by which the system is known technically. */
+  physicalName?: string;
+}
+
+/** Write form of System. */
+export interface SystemWrite {
+  _type: 'System';
+  description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
+  /** Business key; unique within its parent's list. */
+  label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** The name by which the system is known technically. */
+  physicalName?: string | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -343,6 +867,106 @@ export interface TenantWrite {
   label?: string;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** An attribute of a class of a data model. */
+export interface UmlAttribute extends Asset {
+  _type: 'UmlAttribute';
+  /** The class that owns the attribute. */
+  hasDomain?: string;
+  /** The type of the values, e.g. a datatype or a class. */
+  hasRange?: string;
+  /** Position among the attributes of its class. */
+  order?: number;
+  physicalName?: string;
+}
+
+/** Write form of UmlAttribute. */
+export interface UmlAttributeWrite {
+  _type: 'UmlAttribute';
+  description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
+  /** The class that owns the attribute. */
+  hasDomain?: string | null;
+  /** The type of the values, e.g. a datatype or a class. */
+  hasRange?: string | null;
+  /** Business key; unique within its parent's list. */
+  label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** Position among the attributes of its class. */
+  order?: number | null;
+  physicalName?: string | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** A class of a data model, with attributes and compositions. */
+export interface UmlClass extends DataObject {
+  _type: 'UmlClass';
+}
+
+/** Write form of UmlClass. */
+export interface UmlClassWrite {
+  _type: 'UmlClass';
+  description?: string | null;
+  /** Marked as a favorite. */
+  favorite?: boolean | null;
+  /** Business key; unique within its parent's list. */
+  label?: string;
+  /** Marked as locked by its editors. */
+  locked?: boolean | null;
+  /** The name by which the object is known technically. */
+  physicalName?: string | null;
+  /** Marked as not to be changed. */
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  /** The object's stereotype; the annotations may give it its own label, icon and custom properties. */
+  stereotype?: string | null;
+  /** Other names of the object. */
+  synonyms?: string[] | null;
+  /** Keywords. */
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** States that one asset (e.g. a processing) uses another (e.g. a dataset). */
+export interface Usage extends Resource {
+  _type: 'Usage';
+  /** Kind of use, such as reads or writes. */
+  qualifier?: string;
+  /** The asset used. */
+  usageOf: string;
+  /** The asset that uses. */
+  usedBy?: string;
+}
+
+/** Write form of Usage. */
+export interface UsageWrite {
+  _type: 'Usage';
+  description?: string | null;
+  /** Business key; unique within its parent's list. */
+  label?: string | null;
+  /** Kind of use, such as reads or writes. */
+  qualifier?: string | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  title?: string | null;
+  /** The asset used. */
+  usageOf?: string;
+  /** The asset that uses. */
+  usedBy?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
 
@@ -414,20 +1038,26 @@ export interface AttributionProperties {
 export interface BusinessAttributeState {
   _type?: 'BusinessAttribute';
   cardinality?: 'ONE' | 'MANY' | null;
-  dataType?: 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME' | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE' | null;
+  dataType?: 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME' | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE' | 'RECORDS' | null;
   defaultValue?: string | null;
   description?: string | null;
+  favorite?: boolean | null;
   hasDomain?: string | null;
   hasRange?: string | null;
   identifying?: boolean | null;
   inverseOf?: string | null;
   label: string;
+  locked?: boolean | null;
   maxCardinality?: number | null;
   minCardinality?: number | null;
+  order?: number | null;
   owner?: boolean | null;
   readOnly?: boolean | null;
   required?: 'OPTIONAL' | 'MANDATORY' | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
   title?: string | null;
   writeOnly?: boolean | null;
   customProperties?: Record<string, unknown> | null;
@@ -436,17 +1066,23 @@ export interface BusinessAttributeState {
 /** What a stored BusinessAttribute keeps in `props`. */
 export interface BusinessAttributeProperties {
   cardinality?: 'ONE' | 'MANY';
-  dataType?: 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME' | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE';
+  dataType?: 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME' | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE' | 'RECORDS';
   defaultValue?: string;
+  favorite?: boolean;
   hasDomain?: string;
   hasRange?: string;
   identifying?: boolean;
   inverseOf?: string;
+  locked?: boolean;
   maxCardinality?: number;
   minCardinality?: number;
+  order?: number;
   owner?: boolean;
   readOnly?: boolean;
   required?: 'OPTIONAL' | 'MANDATORY';
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
   writeOnly?: boolean;
 }
 
@@ -455,12 +1091,18 @@ export interface ClassifierState {
   _type?: 'Classifier';
   abstract?: boolean | null;
   description?: string | null;
+  favorite?: boolean | null;
   label: string;
   labelFrom?: string | null;
+  locked?: boolean | null;
   pluralName?: string | null;
+  readOnly?: boolean | null;
   root?: boolean | null;
   specializes?: string | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -468,33 +1110,204 @@ export interface ClassifierState {
 /** What a stored Classifier keeps in `props`. */
 export interface ClassifierProperties {
   abstract?: boolean;
+  favorite?: boolean;
   labelFrom?: string;
+  locked?: boolean;
   pluralName?: string;
+  readOnly?: boolean;
   root?: boolean;
   specializes?: string;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
 }
 
 /** Writable state of Collection, as its validator admits it. */
 export interface CollectionState {
   _type?: 'Collection';
   description?: string | null;
+  favorite?: boolean | null;
   label: string;
+  locked?: boolean | null;
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
 
 /** What a stored Collection keeps in `props`. */
 export interface CollectionProperties {
+  favorite?: boolean;
+  locked?: boolean;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+}
+
+/** Writable state of Composition, as its validator admits it. */
+export interface CompositionState {
+  _type?: 'Composition';
+  description?: string | null;
+  favorite?: boolean | null;
+  hasDomain?: string | null;
+  hasRange: string;
+  label?: string | null;
+  locked?: boolean | null;
+  order?: number | null;
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Composition keeps in `props`. */
+export interface CompositionProperties {
+  favorite?: boolean;
+  hasDomain?: string;
+  hasRange: string;
+  locked?: boolean;
+  order?: number;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+}
+
+/** Writable state of DataObject, as its validator admits it. */
+export interface DataObjectState {
+  _type?: 'DataObject';
+  description?: string | null;
+  favorite?: boolean | null;
+  label: string;
+  locked?: boolean | null;
+  physicalName?: string | null;
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored DataObject keeps in `props`. */
+export interface DataObjectProperties {
+  favorite?: boolean;
+  locked?: boolean;
+  physicalName?: string;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+}
+
+/** Writable state of Dataset, as its validator admits it. */
+export interface DatasetState {
+  _type?: 'Dataset';
+  accrualPeriodicity?: string | null;
+  archiveDetails?: string | null;
+  archiveJustification?: string | null;
+  description?: string | null;
+  favorite?: boolean | null;
+  historicizationType?: string | null;
+  label: string;
+  locked?: boolean | null;
+  readOnly?: boolean | null;
+  retentionJustification?: string | null;
+  retentionPeriod?: string | null;
+  spatial?: string | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
+  title?: string | null;
+  usageRestriction?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Dataset keeps in `props`. */
+export interface DatasetProperties {
+  accrualPeriodicity?: string;
+  archiveDetails?: string;
+  archiveJustification?: string;
+  favorite?: boolean;
+  historicizationType?: string;
+  locked?: boolean;
+  readOnly?: boolean;
+  retentionJustification?: string;
+  retentionPeriod?: string;
+  spatial?: string;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+  usageRestriction?: string;
+}
+
+/** Writable state of Datatype, as its validator admits it. */
+export interface DatatypeState {
+  _type?: 'Datatype';
+  description?: string | null;
+  favorite?: boolean | null;
+  label: string;
+  locked?: boolean | null;
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Datatype keeps in `props`. */
+export interface DatatypeProperties {
+  favorite?: boolean;
+  locked?: boolean;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+}
+
+/** Writable state of Deployment, as its validator admits it. */
+export interface DeploymentState {
+  _type?: 'Deployment';
+  deployedIn: string;
+  deploymentOf: string;
+  description?: string | null;
+  favorite?: boolean | null;
+  label?: string | null;
+  order?: number | null;
+  qualifier?: string | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Deployment keeps in `props`. */
+export interface DeploymentProperties {
+  deployedIn: string;
+  deploymentOf: string;
+  favorite?: boolean;
+  order?: number;
+  qualifier?: string;
 }
 
 /** Writable state of Derivation, as its validator admits it. */
 export interface DerivationState {
   _type?: 'Derivation';
-  derivationFor?: string | null;
+  derivedFrom?: string | null;
   derivedTo: string;
   description?: string | null;
   label?: string | null;
+  qualifier?: string | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
@@ -502,22 +1315,69 @@ export interface DerivationState {
 
 /** What a stored Derivation keeps in `props`. */
 export interface DerivationProperties {
-  derivationFor?: string;
+  derivedFrom?: string;
   derivedTo: string;
+  qualifier?: string;
+}
+
+/** Writable state of Distribution, as its validator admits it. */
+export interface DistributionState {
+  _type?: 'Distribution';
+  accessURL?: string | null;
+  description?: string | null;
+  downloadURL?: string | null;
+  favorite?: boolean | null;
+  format?: string | null;
+  label: string;
+  locked?: boolean | null;
+  mediaType?: string | null;
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Distribution keeps in `props`. */
+export interface DistributionProperties {
+  accessURL?: string;
+  downloadURL?: string;
+  favorite?: boolean;
+  format?: string;
+  locked?: boolean;
+  mediaType?: string;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
 }
 
 /** Writable state of Enumeration, as its validator admits it. */
 export interface EnumerationState {
   _type?: 'Enumeration';
   description?: string | null;
+  favorite?: boolean | null;
   label: string;
+  locked?: boolean | null;
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
 
 /** What a stored Enumeration keeps in `props`. */
 export interface EnumerationProperties {
+  favorite?: boolean;
+  locked?: boolean;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
 }
 
 /** Writable state of Group, as its validator admits it. */
@@ -525,8 +1385,14 @@ export interface GroupState {
   _type?: 'Group';
   description?: string | null;
   email?: string | null;
+  favorite?: boolean | null;
   label: string;
+  locked?: boolean | null;
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -534,6 +1400,30 @@ export interface GroupState {
 /** What a stored Group keeps in `props`. */
 export interface GroupProperties {
   email?: string;
+  favorite?: boolean;
+  locked?: boolean;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+}
+
+/** Writable state of HoldsPost, as its validator admits it. */
+export interface HoldsPostState {
+  _type?: 'HoldsPost';
+  description?: string | null;
+  heldBy?: string | null;
+  holdsPost: string;
+  label?: string | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored HoldsPost keeps in `props`. */
+export interface HoldsPostProperties {
+  heldBy?: string;
+  holdsPost: string;
 }
 
 /** Writable state of Literal, as its validator admits it. */
@@ -541,9 +1431,15 @@ export interface LiteralState {
   _type?: 'Literal';
   code?: string | null;
   description?: string | null;
+  favorite?: boolean | null;
   label: string;
+  locked?: boolean | null;
   order?: number | null;
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
@@ -551,71 +1447,243 @@ export interface LiteralState {
 /** What a stored Literal keeps in `props`. */
 export interface LiteralProperties {
   code?: string;
+  favorite?: boolean;
+  locked?: boolean;
   order?: number;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
 }
 
 /** Writable state of Organization, as its validator admits it. */
 export interface OrganizationState {
   _type?: 'Organization';
   description?: string | null;
+  favorite?: boolean | null;
   label: string;
+  locked?: boolean | null;
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
 
 /** What a stored Organization keeps in `props`. */
 export interface OrganizationProperties {
+  favorite?: boolean;
+  locked?: boolean;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
 }
 
 /** Writable state of Person, as its validator admits it. */
 export interface PersonState {
   _type?: 'Person';
+  additionalName?: string | null;
   agentOf: string;
   description?: string | null;
   email?: string | null;
   familyName?: string | null;
+  favorite?: boolean | null;
   givenName: string;
   label?: string | null;
+  locked?: boolean | null;
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
 
 /** What a stored Person keeps in `props`. */
 export interface PersonProperties {
+  additionalName?: string;
   agentOf: string;
   email?: string;
   familyName?: string;
+  favorite?: boolean;
   givenName: string;
+  locked?: boolean;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+}
+
+/** Writable state of Post, as its validator admits it. */
+export interface PostState {
+  _type?: 'Post';
+  description?: string | null;
+  email?: string | null;
+  favorite?: boolean | null;
+  label: string;
+  locked?: boolean | null;
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Post keeps in `props`. */
+export interface PostProperties {
+  email?: string;
+  favorite?: boolean;
+  locked?: boolean;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
 }
 
 /** Writable state of Processing, as its validator admits it. */
 export interface ProcessingState {
   _type?: 'Processing';
   description?: string | null;
+  favorite?: boolean | null;
   label: string;
+  locked?: boolean | null;
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
 
 /** What a stored Processing keeps in `props`. */
 export interface ProcessingProperties {
+  favorite?: boolean;
+  locked?: boolean;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+}
+
+/** Writable state of ReferenceObject, as its validator admits it. */
+export interface ReferenceObjectState {
+  _type?: 'ReferenceObject';
+  description?: string | null;
+  favorite?: boolean | null;
+  label: string;
+  locked?: boolean | null;
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored ReferenceObject keeps in `props`. */
+export interface ReferenceObjectProperties {
+  favorite?: boolean;
+  locked?: boolean;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+}
+
+/** Writable state of ReferenceValue, as its validator admits it. */
+export interface ReferenceValueState {
+  _type?: 'ReferenceValue';
+  code?: string | null;
+  description?: string | null;
+  favorite?: boolean | null;
+  label: string;
+  locked?: boolean | null;
+  order?: number | null;
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
+  timeSeries?: { code: string; shortText?: string | null; validFrom?: number | null; validTo?: number | null }[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored ReferenceValue keeps in `props`. */
+export interface ReferenceValueProperties {
+  code?: string;
+  favorite?: boolean;
+  locked?: boolean;
+  order?: number;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+  timeSeries?: { code: string; shortText?: string | null; validFrom?: number | null; validTo?: number | null }[];
 }
 
 /** Writable state of Scheme, as its validator admits it. */
 export interface SchemeState {
   _type?: 'Scheme';
   description?: string | null;
+  favorite?: boolean | null;
   label: string;
+  locked?: boolean | null;
+  modelType?: 'BusinessDataModel' | 'DataCatalog' | 'DataDomainModel' | 'DataModel' | 'MeasuresCatalog' | 'ProcessingDirectory' | 'ProjectDirectory' | 'QualityModel' | 'ReferenceDataModel' | 'SystemCatalog' | null;
+  readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
   title?: string | null;
   customProperties?: Record<string, unknown> | null;
 }
 
 /** What a stored Scheme keeps in `props`. */
 export interface SchemeProperties {
+  favorite?: boolean;
+  locked?: boolean;
+  modelType?: 'BusinessDataModel' | 'DataCatalog' | 'DataDomainModel' | 'DataModel' | 'MeasuresCatalog' | 'ProcessingDirectory' | 'ProjectDirectory' | 'QualityModel' | 'ReferenceDataModel' | 'SystemCatalog';
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+}
+
+/** Writable state of System, as its validator admits it. */
+export interface SystemState {
+  _type?: 'System';
+  description?: string | null;
+  favorite?: boolean | null;
+  label: string;
+  locked?: boolean | null;
+  physicalName?: string | null;
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored System keeps in `props`. */
+export interface SystemProperties {
+  favorite?: boolean;
+  locked?: boolean;
+  physicalName?: string;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
 }
 
 /** Writable state of Tenant, as its validator admits it. */
@@ -630,6 +1698,88 @@ export interface TenantState {
 
 /** What a stored Tenant keeps in `props`. */
 export interface TenantProperties {
+}
+
+/** Writable state of UmlAttribute, as its validator admits it. */
+export interface UmlAttributeState {
+  _type?: 'UmlAttribute';
+  description?: string | null;
+  favorite?: boolean | null;
+  hasDomain?: string | null;
+  hasRange?: string | null;
+  label: string;
+  locked?: boolean | null;
+  order?: number | null;
+  physicalName?: string | null;
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored UmlAttribute keeps in `props`. */
+export interface UmlAttributeProperties {
+  favorite?: boolean;
+  hasDomain?: string;
+  hasRange?: string;
+  locked?: boolean;
+  order?: number;
+  physicalName?: string;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+}
+
+/** Writable state of UmlClass, as its validator admits it. */
+export interface UmlClassState {
+  _type?: 'UmlClass';
+  description?: string | null;
+  favorite?: boolean | null;
+  label: string;
+  locked?: boolean | null;
+  physicalName?: string | null;
+  readOnly?: boolean | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  stereotype?: string | null;
+  synonyms?: string[] | null;
+  tags?: string[] | null;
+  title?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored UmlClass keeps in `props`. */
+export interface UmlClassProperties {
+  favorite?: boolean;
+  locked?: boolean;
+  physicalName?: string;
+  readOnly?: boolean;
+  stereotype?: string;
+  synonyms?: string[];
+  tags?: string[];
+}
+
+/** Writable state of Usage, as its validator admits it. */
+export interface UsageState {
+  _type?: 'Usage';
+  description?: string | null;
+  label?: string | null;
+  qualifier?: string | null;
+  status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
+  title?: string | null;
+  usageOf: string;
+  usedBy?: string | null;
+  customProperties?: Record<string, unknown> | null;
+}
+
+/** What a stored Usage keeps in `props`. */
+export interface UsageProperties {
+  qualifier?: string;
+  usageOf: string;
+  usedBy?: string;
 }
 
 /** Writable state of User, as its validator admits it. */
@@ -670,15 +1820,29 @@ export interface WritableStates {
   BusinessAttribute: BusinessAttributeState;
   Classifier: ClassifierState;
   Collection: CollectionState;
+  Composition: CompositionState;
+  DataObject: DataObjectState;
+  Dataset: DatasetState;
+  Datatype: DatatypeState;
+  Deployment: DeploymentState;
   Derivation: DerivationState;
+  Distribution: DistributionState;
   Enumeration: EnumerationState;
   Group: GroupState;
+  HoldsPost: HoldsPostState;
   Literal: LiteralState;
   Organization: OrganizationState;
   Person: PersonState;
+  Post: PostState;
   Processing: ProcessingState;
+  ReferenceObject: ReferenceObjectState;
+  ReferenceValue: ReferenceValueState;
   Scheme: SchemeState;
+  System: SystemState;
   Tenant: TenantState;
+  UmlAttribute: UmlAttributeState;
+  UmlClass: UmlClassState;
+  Usage: UsageState;
   User: UserState;
 }
 
@@ -688,14 +1852,28 @@ export interface StoredProperties {
   BusinessAttribute: BusinessAttributeProperties;
   Classifier: ClassifierProperties;
   Collection: CollectionProperties;
+  Composition: CompositionProperties;
+  DataObject: DataObjectProperties;
+  Dataset: DatasetProperties;
+  Datatype: DatatypeProperties;
+  Deployment: DeploymentProperties;
   Derivation: DerivationProperties;
+  Distribution: DistributionProperties;
   Enumeration: EnumerationProperties;
   Group: GroupProperties;
+  HoldsPost: HoldsPostProperties;
   Literal: LiteralProperties;
   Organization: OrganizationProperties;
   Person: PersonProperties;
+  Post: PostProperties;
   Processing: ProcessingProperties;
+  ReferenceObject: ReferenceObjectProperties;
+  ReferenceValue: ReferenceValueProperties;
   Scheme: SchemeProperties;
+  System: SystemProperties;
   Tenant: TenantProperties;
+  UmlAttribute: UmlAttributeProperties;
+  UmlClass: UmlClassProperties;
+  Usage: UsageProperties;
   User: UserProperties;
 }

@@ -546,7 +546,7 @@ return errors === 0;
 }
 
 export const validateBusinessAttribute = validate11;
-const schema12 = {"type":"object","properties":{"_type":{"const":"BusinessAttribute"},"cardinality":{"anyOf":[{"type":"string","enum":["ONE","MANY"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"dataType":{"anyOf":[{"type":"string","enum":["STRING","TEXT","INTEGER","DECIMAL","BOOLEAN","UUID","DATETIME","ENUMERATION","REFERENCE","LIST","INVERSE"]},{"type":"null"}]},"defaultValue":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"hasDomain":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"hasRange":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"identifying":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inverseOf":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"maxCardinality":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"minCardinality":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"owner":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"required":{"anyOf":[{"type":"string","enum":["OPTIONAL","MANDATORY"]},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"writeOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema12 = {"type":"object","properties":{"_type":{"const":"BusinessAttribute"},"cardinality":{"anyOf":[{"type":"string","enum":["ONE","MANY"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"dataType":{"anyOf":[{"type":"string","enum":["STRING","TEXT","INTEGER","DECIMAL","BOOLEAN","UUID","DATETIME","ENUMERATION","REFERENCE","LIST","INVERSE","RECORDS"]},{"type":"null"}]},"defaultValue":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"hasDomain":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"hasRange":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"identifying":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inverseOf":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"maxCardinality":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"minCardinality":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"owner":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"required":{"anyOf":[{"type":"string","enum":["OPTIONAL","MANDATORY"]},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"writeOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -719,7 +719,7 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!(((((((((((data3 === "STRING") || (data3 === "TEXT")) || (data3 === "INTEGER")) || (data3 === "DECIMAL")) || (data3 === "BOOLEAN")) || (data3 === "UUID")) || (data3 === "DATETIME")) || (data3 === "ENUMERATION")) || (data3 === "REFERENCE")) || (data3 === "LIST")) || (data3 === "INVERSE"))){
+if(!((((((((((((data3 === "STRING") || (data3 === "TEXT")) || (data3 === "INTEGER")) || (data3 === "DECIMAL")) || (data3 === "BOOLEAN")) || (data3 === "UUID")) || (data3 === "DATETIME")) || (data3 === "ENUMERATION")) || (data3 === "REFERENCE")) || (data3 === "LIST")) || (data3 === "INVERSE")) || (data3 === "RECORDS"))){
 const err11 = {instancePath:instancePath+"/dataType",schemaPath:"#/properties/dataType/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema12.properties.dataType.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
@@ -900,14 +900,13 @@ vErrors = null;
 }
 }
 }
-if(data.hasDomain !== undefined){
-let data6 = data.hasDomain;
+if(data.favorite !== undefined){
+let data6 = data.favorite;
 const _errs34 = errors;
 let valid6 = false;
 const _errs35 = errors;
-if(typeof data6 === "string"){
-if(!pattern0.test(data6)){
-const err22 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(typeof data6 !== "boolean"){
+const err22 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -916,9 +915,12 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-else {
-const err23 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid5 = _errs35 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs37 = errors;
+if(data6 !== null){
+const err23 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -927,30 +929,16 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid5 = _errs35 === errors;
+var _valid5 = _errs37 === errors;
 valid6 = valid6 || _valid5;
+}
 if(!valid6){
-const _errs37 = errors;
-if(data6 !== null){
-const err24 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err24 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err24];
 }
 else {
 vErrors.push(err24);
-}
-errors++;
-}
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-}
-if(!valid6){
-const err25 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
 }
 errors++;
 }
@@ -966,14 +954,25 @@ vErrors = null;
 }
 }
 }
-if(data.hasRange !== undefined){
-let data7 = data.hasRange;
+if(data.hasDomain !== undefined){
+let data7 = data.hasDomain;
 const _errs40 = errors;
 let valid7 = false;
 const _errs41 = errors;
 if(typeof data7 === "string"){
 if(!pattern0.test(data7)){
-const err26 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+const err25 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -982,9 +981,12 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-else {
-const err27 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid6 = _errs41 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs43 = errors;
+if(data7 !== null){
+const err27 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -993,30 +995,16 @@ vErrors.push(err27);
 }
 errors++;
 }
-var _valid6 = _errs41 === errors;
+var _valid6 = _errs43 === errors;
 valid7 = valid7 || _valid6;
+}
 if(!valid7){
-const _errs43 = errors;
-if(data7 !== null){
-const err28 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err28 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err28];
 }
 else {
 vErrors.push(err28);
-}
-errors++;
-}
-var _valid6 = _errs43 === errors;
-valid7 = valid7 || _valid6;
-}
-if(!valid7){
-const err29 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
 }
 errors++;
 }
@@ -1032,13 +1020,25 @@ vErrors = null;
 }
 }
 }
-if(data.identifying !== undefined){
-let data8 = data.identifying;
+if(data.hasRange !== undefined){
+let data8 = data.hasRange;
 const _errs46 = errors;
 let valid8 = false;
 const _errs47 = errors;
-if(typeof data8 !== "boolean"){
-const err30 = {instancePath:instancePath+"/identifying",schemaPath:"#/properties/identifying/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(typeof data8 === "string"){
+if(!pattern0.test(data8)){
+const err29 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1052,7 +1052,7 @@ valid8 = valid8 || _valid7;
 if(!valid8){
 const _errs49 = errors;
 if(data8 !== null){
-const err31 = {instancePath:instancePath+"/identifying",schemaPath:"#/properties/identifying/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err31 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1065,7 +1065,7 @@ var _valid7 = _errs49 === errors;
 valid8 = valid8 || _valid7;
 }
 if(!valid8){
-const err32 = {instancePath:instancePath+"/identifying",schemaPath:"#/properties/identifying/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err32 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1086,14 +1086,13 @@ vErrors = null;
 }
 }
 }
-if(data.inverseOf !== undefined){
-let data9 = data.inverseOf;
+if(data.identifying !== undefined){
+let data9 = data.identifying;
 const _errs52 = errors;
 let valid9 = false;
 const _errs53 = errors;
-if(typeof data9 === "string"){
-if(func3(data9) > 1000){
-const err33 = {instancePath:instancePath+"/inverseOf",schemaPath:"#/properties/inverseOf/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data9 !== "boolean"){
+const err33 = {instancePath:instancePath+"/identifying",schemaPath:"#/properties/identifying/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1102,9 +1101,12 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-else {
-const err34 = {instancePath:instancePath+"/inverseOf",schemaPath:"#/properties/inverseOf/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid8 = _errs53 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs55 = errors;
+if(data9 !== null){
+const err34 = {instancePath:instancePath+"/identifying",schemaPath:"#/properties/identifying/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1113,30 +1115,16 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid8 = _errs53 === errors;
+var _valid8 = _errs55 === errors;
 valid9 = valid9 || _valid8;
+}
 if(!valid9){
-const _errs55 = errors;
-if(data9 !== null){
-const err35 = {instancePath:instancePath+"/inverseOf",schemaPath:"#/properties/inverseOf/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err35 = {instancePath:instancePath+"/identifying",schemaPath:"#/properties/identifying/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err35];
 }
 else {
 vErrors.push(err35);
-}
-errors++;
-}
-var _valid8 = _errs55 === errors;
-valid9 = valid9 || _valid8;
-}
-if(!valid9){
-const err36 = {instancePath:instancePath+"/inverseOf",schemaPath:"#/properties/inverseOf/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
 }
 errors++;
 }
@@ -1152,11 +1140,25 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data10 = data.label;
+if(data.inverseOf !== undefined){
+let data10 = data.inverseOf;
+const _errs58 = errors;
+let valid10 = false;
+const _errs59 = errors;
 if(typeof data10 === "string"){
 if(func3(data10) > 1000){
-const err37 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err36 = {instancePath:instancePath+"/inverseOf",schemaPath:"#/properties/inverseOf/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/inverseOf",schemaPath:"#/properties/inverseOf/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1165,8 +1167,12 @@ vErrors.push(err37);
 }
 errors++;
 }
-if(func3(data10) < 1){
-const err38 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid9 = _errs59 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs61 = errors;
+if(data10 !== null){
+const err38 = {instancePath:instancePath+"/inverseOf",schemaPath:"#/properties/inverseOf/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1175,9 +1181,11 @@ vErrors.push(err38);
 }
 errors++;
 }
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
 }
-else {
-const err39 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid10){
+const err39 = {instancePath:instancePath+"/inverseOf",schemaPath:"#/properties/inverseOf/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1186,14 +1194,23 @@ vErrors.push(err39);
 }
 errors++;
 }
+else {
+errors = _errs58;
+if(vErrors !== null){
+if(_errs58){
+vErrors.length = _errs58;
 }
-if(data.maxCardinality !== undefined){
-let data11 = data.maxCardinality;
-const _errs60 = errors;
-let valid10 = false;
-const _errs61 = errors;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err40 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data11 = data.label;
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err40 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1202,9 +1219,8 @@ vErrors.push(err40);
 }
 errors++;
 }
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 9007199254740991 || isNaN(data11)){
-const err41 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(func3(data11) < 1){
+const err41 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1213,8 +1229,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(data11 < -9007199254740991 || isNaN(data11)){
-const err42 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+}
+else {
+const err42 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1224,12 +1241,13 @@ vErrors.push(err42);
 errors++;
 }
 }
-var _valid9 = _errs61 === errors;
-valid10 = valid10 || _valid9;
-if(!valid10){
-const _errs63 = errors;
-if(data11 !== null){
-const err43 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data.locked !== undefined){
+let data12 = data.locked;
+const _errs66 = errors;
+let valid11 = false;
+const _errs67 = errors;
+if(typeof data12 !== "boolean"){
+const err43 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1238,11 +1256,12 @@ vErrors.push(err43);
 }
 errors++;
 }
-var _valid9 = _errs63 === errors;
-valid10 = valid10 || _valid9;
-}
-if(!valid10){
-const err44 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs69 = errors;
+if(data12 !== null){
+const err44 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1251,79 +1270,16 @@ vErrors.push(err44);
 }
 errors++;
 }
-else {
-errors = _errs60;
-if(vErrors !== null){
-if(_errs60){
-vErrors.length = _errs60;
+var _valid10 = _errs69 === errors;
+valid11 = valid11 || _valid10;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.minCardinality !== undefined){
-let data12 = data.minCardinality;
-const _errs66 = errors;
-let valid11 = false;
-const _errs67 = errors;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err45 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(!valid11){
+const err45 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err45];
 }
 else {
 vErrors.push(err45);
-}
-errors++;
-}
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 > 9007199254740991 || isNaN(data12)){
-const err46 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
-if(vErrors === null){
-vErrors = [err46];
-}
-else {
-vErrors.push(err46);
-}
-errors++;
-}
-if(data12 < -9007199254740991 || isNaN(data12)){
-const err47 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
-if(vErrors === null){
-vErrors = [err47];
-}
-else {
-vErrors.push(err47);
-}
-errors++;
-}
-}
-var _valid10 = _errs67 === errors;
-valid11 = valid11 || _valid10;
-if(!valid11){
-const _errs69 = errors;
-if(data12 !== null){
-const err48 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err48];
-}
-else {
-vErrors.push(err48);
-}
-errors++;
-}
-var _valid10 = _errs69 === errors;
-valid11 = valid11 || _valid10;
-}
-if(!valid11){
-const err49 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err49];
-}
-else {
-vErrors.push(err49);
 }
 errors++;
 }
@@ -1339,32 +1295,54 @@ vErrors = null;
 }
 }
 }
-if(data.owner !== undefined){
-let data13 = data.owner;
+if(data.maxCardinality !== undefined){
+let data13 = data.maxCardinality;
 const _errs72 = errors;
 let valid12 = false;
 const _errs73 = errors;
-if(typeof data13 !== "boolean"){
-const err50 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err46 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err50];
+vErrors = [err46];
 }
 else {
-vErrors.push(err50);
+vErrors.push(err46);
 }
 errors++;
+}
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 9007199254740991 || isNaN(data13)){
+const err47 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(data13 < -9007199254740991 || isNaN(data13)){
+const err48 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
 }
 var _valid11 = _errs73 === errors;
 valid12 = valid12 || _valid11;
 if(!valid12){
 const _errs75 = errors;
 if(data13 !== null){
-const err51 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err49 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err51];
+vErrors = [err49];
 }
 else {
-vErrors.push(err51);
+vErrors.push(err49);
 }
 errors++;
 }
@@ -1372,12 +1350,12 @@ var _valid11 = _errs75 === errors;
 valid12 = valid12 || _valid11;
 }
 if(!valid12){
-const err52 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err50 = {instancePath:instancePath+"/maxCardinality",schemaPath:"#/properties/maxCardinality/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err52];
+vErrors = [err50];
 }
 else {
-vErrors.push(err52);
+vErrors.push(err50);
 }
 errors++;
 }
@@ -1393,13 +1371,34 @@ vErrors = null;
 }
 }
 }
-if(data.readOnly !== undefined){
-let data14 = data.readOnly;
+if(data.minCardinality !== undefined){
+let data14 = data.minCardinality;
 const _errs78 = errors;
 let valid13 = false;
 const _errs79 = errors;
-if(typeof data14 !== "boolean"){
-const err53 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err51 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 9007199254740991 || isNaN(data14)){
+const err52 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data14 < -9007199254740991 || isNaN(data14)){
+const err53 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1408,12 +1407,13 @@ vErrors.push(err53);
 }
 errors++;
 }
+}
 var _valid12 = _errs79 === errors;
 valid13 = valid13 || _valid12;
 if(!valid13){
 const _errs81 = errors;
 if(data14 !== null){
-const err54 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err54 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1426,7 +1426,7 @@ var _valid12 = _errs81 === errors;
 valid13 = valid13 || _valid12;
 }
 if(!valid13){
-const err55 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err55 = {instancePath:instancePath+"/minCardinality",schemaPath:"#/properties/minCardinality/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1447,13 +1447,13 @@ vErrors = null;
 }
 }
 }
-if(data.required !== undefined){
-let data15 = data.required;
+if(data.order !== undefined){
+let data15 = data.order;
 const _errs84 = errors;
 let valid14 = false;
 const _errs85 = errors;
-if(typeof data15 !== "string"){
-const err56 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err56 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1462,8 +1462,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-if(!((data15 === "OPTIONAL") || (data15 === "MANDATORY"))){
-const err57 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema12.properties.required.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 9007199254740991 || isNaN(data15)){
+const err57 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1472,12 +1473,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-var _valid13 = _errs85 === errors;
-valid14 = valid14 || _valid13;
-if(!valid14){
-const _errs87 = errors;
-if(data15 !== null){
-const err58 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data15 < -9007199254740991 || isNaN(data15)){
+const err58 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1486,16 +1483,31 @@ vErrors.push(err58);
 }
 errors++;
 }
-var _valid13 = _errs87 === errors;
-valid14 = valid14 || _valid13;
 }
+var _valid13 = _errs85 === errors;
+valid14 = valid14 || _valid13;
 if(!valid14){
-const err59 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs87 = errors;
+if(data15 !== null){
+const err59 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err59];
 }
 else {
 vErrors.push(err59);
+}
+errors++;
+}
+var _valid13 = _errs87 === errors;
+valid14 = valid14 || _valid13;
+}
+if(!valid14){
+const err60 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
 }
 errors++;
 }
@@ -1511,23 +1523,13 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data16 = data.status;
+if(data.owner !== undefined){
+let data16 = data.owner;
 const _errs90 = errors;
 let valid15 = false;
 const _errs91 = errors;
-if(typeof data16 !== "string"){
-const err60 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err60];
-}
-else {
-vErrors.push(err60);
-}
-errors++;
-}
-if(!((((((((((data16 === "WORKING") || (data16 === "SUBMITTED")) || (data16 === "ACCEPTED")) || (data16 === "REJECTED")) || (data16 === "FINAL")) || (data16 === "INACTIVE")) || (data16 === "PUBLISHED")) || (data16 === "DELETENEW")) || (data16 === "INTERMINATION")) || (data16 === "ARCHIVED"))){
-const err61 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema12.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(typeof data16 !== "boolean"){
+const err61 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1541,7 +1543,7 @@ valid15 = valid15 || _valid14;
 if(!valid15){
 const _errs93 = errors;
 if(data16 !== null){
-const err62 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err62 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1554,7 +1556,7 @@ var _valid14 = _errs93 === errors;
 valid15 = valid15 || _valid14;
 }
 if(!valid15){
-const err63 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err63 = {instancePath:instancePath+"/owner",schemaPath:"#/properties/owner/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1575,14 +1577,13 @@ vErrors = null;
 }
 }
 }
-if(data.title !== undefined){
-let data17 = data.title;
+if(data.readOnly !== undefined){
+let data17 = data.readOnly;
 const _errs96 = errors;
 let valid16 = false;
 const _errs97 = errors;
-if(typeof data17 === "string"){
-if(func3(data17) > 1000){
-const err64 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data17 !== "boolean"){
+const err64 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1591,9 +1592,12 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-else {
-const err65 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid15 = _errs97 === errors;
+valid16 = valid16 || _valid15;
+if(!valid16){
+const _errs99 = errors;
+if(data17 !== null){
+const err65 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1602,30 +1606,16 @@ vErrors.push(err65);
 }
 errors++;
 }
-var _valid15 = _errs97 === errors;
+var _valid15 = _errs99 === errors;
 valid16 = valid16 || _valid15;
+}
 if(!valid16){
-const _errs99 = errors;
-if(data17 !== null){
-const err66 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err66 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err66];
 }
 else {
 vErrors.push(err66);
-}
-errors++;
-}
-var _valid15 = _errs99 === errors;
-valid16 = valid16 || _valid15;
-}
-if(!valid16){
-const err67 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err67];
-}
-else {
-vErrors.push(err67);
 }
 errors++;
 }
@@ -1641,13 +1631,23 @@ vErrors = null;
 }
 }
 }
-if(data.writeOnly !== undefined){
-let data18 = data.writeOnly;
+if(data.required !== undefined){
+let data18 = data.required;
 const _errs102 = errors;
 let valid17 = false;
 const _errs103 = errors;
-if(typeof data18 !== "boolean"){
-const err68 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(typeof data18 !== "string"){
+const err67 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+if(!((data18 === "OPTIONAL") || (data18 === "MANDATORY"))){
+const err68 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema12.properties.required.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1661,7 +1661,7 @@ valid17 = valid17 || _valid16;
 if(!valid17){
 const _errs105 = errors;
 if(data18 !== null){
-const err69 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err69 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -1674,7 +1674,7 @@ var _valid16 = _errs105 === errors;
 valid17 = valid17 || _valid16;
 }
 if(!valid17){
-const err70 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err70 = {instancePath:instancePath+"/required",schemaPath:"#/properties/required/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -1695,9 +1695,13 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err71 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.status !== undefined){
+let data19 = data.status;
+const _errs108 = errors;
+let valid18 = false;
+const _errs109 = errors;
+if(typeof data19 !== "string"){
+const err71 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -1706,12 +1710,422 @@ vErrors.push(err71);
 }
 errors++;
 }
+if(!((((((((((data19 === "WORKING") || (data19 === "SUBMITTED")) || (data19 === "ACCEPTED")) || (data19 === "REJECTED")) || (data19 === "FINAL")) || (data19 === "INACTIVE")) || (data19 === "PUBLISHED")) || (data19 === "DELETENEW")) || (data19 === "INTERMINATION")) || (data19 === "ARCHIVED"))){
+const err72 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema12.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+var _valid17 = _errs109 === errors;
+valid18 = valid18 || _valid17;
+if(!valid18){
+const _errs111 = errors;
+if(data19 !== null){
+const err73 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+var _valid17 = _errs111 === errors;
+valid18 = valid18 || _valid17;
+}
+if(!valid18){
+const err74 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+else {
+errors = _errs108;
+if(vErrors !== null){
+if(_errs108){
+vErrors.length = _errs108;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data20 = data.stereotype;
+const _errs114 = errors;
+let valid19 = false;
+const _errs115 = errors;
+if(typeof data20 === "string"){
+if(func3(data20) > 1000){
+const err75 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+else {
+const err76 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+var _valid18 = _errs115 === errors;
+valid19 = valid19 || _valid18;
+if(!valid19){
+const _errs117 = errors;
+if(data20 !== null){
+const err77 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+var _valid18 = _errs117 === errors;
+valid19 = valid19 || _valid18;
+}
+if(!valid19){
+const err78 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+else {
+errors = _errs114;
+if(vErrors !== null){
+if(_errs114){
+vErrors.length = _errs114;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data21 = data.synonyms;
+const _errs120 = errors;
+let valid20 = false;
+const _errs121 = errors;
+if(Array.isArray(data21)){
+const len0 = data21.length;
+for(let i0=0; i0<len0; i0++){
+let data22 = data21[i0];
+if(typeof data22 === "string"){
+if(func3(data22) > 1000){
+const err79 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+else {
+const err80 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+var _valid19 = _errs121 === errors;
+valid20 = valid20 || _valid19;
+if(!valid20){
+const _errs125 = errors;
+if(data21 !== null){
+const err82 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+var _valid19 = _errs125 === errors;
+valid20 = valid20 || _valid19;
+}
+if(!valid20){
+const err83 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+else {
+errors = _errs120;
+if(vErrors !== null){
+if(_errs120){
+vErrors.length = _errs120;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data23 = data.tags;
+const _errs128 = errors;
+let valid23 = false;
+const _errs129 = errors;
+if(Array.isArray(data23)){
+const len1 = data23.length;
+for(let i1=0; i1<len1; i1++){
+let data24 = data23[i1];
+if(typeof data24 === "string"){
+if(func3(data24) > 1000){
+const err84 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+}
+else {
+const err86 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+var _valid20 = _errs129 === errors;
+valid23 = valid23 || _valid20;
+if(!valid23){
+const _errs133 = errors;
+if(data23 !== null){
+const err87 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+var _valid20 = _errs133 === errors;
+valid23 = valid23 || _valid20;
+}
+if(!valid23){
+const err88 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+else {
+errors = _errs128;
+if(vErrors !== null){
+if(_errs128){
+vErrors.length = _errs128;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data25 = data.title;
+const _errs136 = errors;
+let valid26 = false;
+const _errs137 = errors;
+if(typeof data25 === "string"){
+if(func3(data25) > 1000){
+const err89 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+var _valid21 = _errs137 === errors;
+valid26 = valid26 || _valid21;
+if(!valid26){
+const _errs139 = errors;
+if(data25 !== null){
+const err91 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+var _valid21 = _errs139 === errors;
+valid26 = valid26 || _valid21;
+}
+if(!valid26){
+const err92 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+else {
+errors = _errs136;
+if(vErrors !== null){
+if(_errs136){
+vErrors.length = _errs136;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.writeOnly !== undefined){
+let data26 = data.writeOnly;
+const _errs142 = errors;
+let valid27 = false;
+const _errs143 = errors;
+if(typeof data26 !== "boolean"){
+const err93 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+var _valid22 = _errs143 === errors;
+valid27 = valid27 || _valid22;
+if(!valid27){
+const _errs145 = errors;
+if(data26 !== null){
+const err94 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+var _valid22 = _errs145 === errors;
+valid27 = valid27 || _valid22;
+}
+if(!valid27){
+const err95 = {instancePath:instancePath+"/writeOnly",schemaPath:"#/properties/writeOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+else {
+errors = _errs142;
+if(vErrors !== null){
+if(_errs142){
+vErrors.length = _errs142;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err96 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
 validate11.errors = vErrors;
 return errors === 0;
 }
 
 export const validateClassifier = validate12;
-const schema13 = {"type":"object","properties":{"_type":{"const":"Classifier"},"abstract":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"labelFrom":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"pluralName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"root":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"specializes":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema13 = {"type":"object","properties":{"_type":{"const":"Classifier"},"abstract":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"labelFrom":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"pluralName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"root":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"specializes":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1925,11 +2339,13 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data4 = data.label;
-if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.favorite !== undefined){
+let data4 = data.favorite;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
+if(typeof data4 !== "boolean"){
+const err13 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1938,8 +2354,12 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err14 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1948,9 +2368,11 @@ vErrors.push(err14);
 }
 errors++;
 }
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
 }
-else {
-const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid4){
+const err15 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1959,15 +2381,23 @@ vErrors.push(err15);
 }
 errors++;
 }
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
 }
-if(data.labelFrom !== undefined){
-let data5 = data.labelFrom;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data5 = data.label;
 if(typeof data5 === "string"){
 if(func3(data5) > 1000){
-const err16 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err16 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1976,9 +2406,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data5) < 1){
+const err17 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1987,12 +2416,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err18 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err18 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2001,11 +2427,15 @@ vErrors.push(err18);
 }
 errors++;
 }
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
 }
-if(!valid4){
-const err19 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data.labelFrom !== undefined){
+let data6 = data.labelFrom;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err19 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2014,26 +2444,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-else {
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.pluralName !== undefined){
-let data6 = data.pluralName;
-const _errs30 = errors;
-let valid5 = false;
-const _errs31 = errors;
-if(typeof data6 === "string"){
-if(func3(data6) > 1000){
-const err20 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err20 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2042,9 +2455,12 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-else {
-const err21 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err21 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2053,30 +2469,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-var _valid4 = _errs31 === errors;
+var _valid4 = _errs33 === errors;
 valid5 = valid5 || _valid4;
+}
 if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err22 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err22 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
-}
-errors++;
-}
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
-}
-if(!valid5){
-const err23 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
 }
 errors++;
 }
@@ -2092,18 +2494,18 @@ vErrors = null;
 }
 }
 }
-if(data.root !== undefined){
-let data7 = data.root;
+if(data.locked !== undefined){
+let data7 = data.locked;
 const _errs36 = errors;
 let valid6 = false;
 const _errs37 = errors;
 if(typeof data7 !== "boolean"){
-const err24 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err23 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err24];
+vErrors = [err23];
 }
 else {
-vErrors.push(err24);
+vErrors.push(err23);
 }
 errors++;
 }
@@ -2112,12 +2514,12 @@ valid6 = valid6 || _valid5;
 if(!valid6){
 const _errs39 = errors;
 if(data7 !== null){
-const err25 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err25];
+vErrors = [err24];
 }
 else {
-vErrors.push(err25);
+vErrors.push(err24);
 }
 errors++;
 }
@@ -2125,12 +2527,12 @@ var _valid5 = _errs39 === errors;
 valid6 = valid6 || _valid5;
 }
 if(!valid6){
-const err26 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err26];
+vErrors = [err25];
 }
 else {
-vErrors.push(err26);
+vErrors.push(err25);
 }
 errors++;
 }
@@ -2146,14 +2548,25 @@ vErrors = null;
 }
 }
 }
-if(data.specializes !== undefined){
-let data8 = data.specializes;
+if(data.pluralName !== undefined){
+let data8 = data.pluralName;
 const _errs42 = errors;
 let valid7 = false;
 const _errs43 = errors;
 if(typeof data8 === "string"){
-if(!pattern0.test(data8)){
-const err27 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(func3(data8) > 1000){
+const err26 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2162,9 +2575,12 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-else {
-const err28 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2173,30 +2589,16 @@ vErrors.push(err28);
 }
 errors++;
 }
-var _valid6 = _errs43 === errors;
+var _valid6 = _errs45 === errors;
 valid7 = valid7 || _valid6;
+}
 if(!valid7){
-const _errs45 = errors;
-if(data8 !== null){
-const err29 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err29 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
-}
-errors++;
-}
-var _valid6 = _errs45 === errors;
-valid7 = valid7 || _valid6;
-}
-if(!valid7){
-const err30 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
 }
 errors++;
 }
@@ -2212,28 +2614,18 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data9 = data.status;
+if(data.readOnly !== undefined){
+let data9 = data.readOnly;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
-if(typeof data9 !== "string"){
-const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data9 !== "boolean"){
+const err30 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err31];
+vErrors = [err30];
 }
 else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema13.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
+vErrors.push(err30);
 }
 errors++;
 }
@@ -2242,12 +2634,12 @@ valid8 = valid8 || _valid7;
 if(!valid8){
 const _errs51 = errors;
 if(data9 !== null){
-const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err31 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err33];
+vErrors = [err31];
 }
 else {
-vErrors.push(err33);
+vErrors.push(err31);
 }
 errors++;
 }
@@ -2255,12 +2647,12 @@ var _valid7 = _errs51 === errors;
 valid8 = valid8 || _valid7;
 }
 if(!valid8){
-const err34 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err32 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err34];
+vErrors = [err32];
 }
 else {
-vErrors.push(err34);
+vErrors.push(err32);
 }
 errors++;
 }
@@ -2276,30 +2668,18 @@ vErrors = null;
 }
 }
 }
-if(data.title !== undefined){
-let data10 = data.title;
+if(data.root !== undefined){
+let data10 = data.root;
 const _errs54 = errors;
 let valid9 = false;
 const _errs55 = errors;
-if(typeof data10 === "string"){
-if(func3(data10) > 1000){
-const err35 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data10 !== "boolean"){
+const err33 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err35];
+vErrors = [err33];
 }
 else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-else {
-const err36 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
+vErrors.push(err33);
 }
 errors++;
 }
@@ -2308,12 +2688,12 @@ valid9 = valid9 || _valid8;
 if(!valid9){
 const _errs57 = errors;
 if(data10 !== null){
-const err37 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err34 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err37];
+vErrors = [err34];
 }
 else {
-vErrors.push(err37);
+vErrors.push(err34);
 }
 errors++;
 }
@@ -2321,12 +2701,12 @@ var _valid8 = _errs57 === errors;
 valid9 = valid9 || _valid8;
 }
 if(!valid9){
-const err38 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err35 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err38];
+vErrors = [err35];
 }
 else {
-vErrors.push(err38);
+vErrors.push(err35);
 }
 errors++;
 }
@@ -2342,9 +2722,52 @@ vErrors = null;
 }
 }
 }
+if(data.specializes !== undefined){
+let data11 = data.specializes;
+const _errs60 = errors;
+let valid10 = false;
+const _errs61 = errors;
+if(typeof data11 === "string"){
+if(!pattern0.test(data11)){
+const err36 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err36];
 }
 else {
-const err39 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err36);
+}
+errors++;
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err38 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err39 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -2353,12 +2776,395 @@ vErrors.push(err39);
 }
 errors++;
 }
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data12 = data.status;
+const _errs66 = errors;
+let valid11 = false;
+const _errs67 = errors;
+if(typeof data12 !== "string"){
+const err40 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(!((((((((((data12 === "WORKING") || (data12 === "SUBMITTED")) || (data12 === "ACCEPTED")) || (data12 === "REJECTED")) || (data12 === "FINAL")) || (data12 === "INACTIVE")) || (data12 === "PUBLISHED")) || (data12 === "DELETENEW")) || (data12 === "INTERMINATION")) || (data12 === "ARCHIVED"))){
+const err41 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema13.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs69 = errors;
+if(data12 !== null){
+const err42 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err43 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs66;
+if(vErrors !== null){
+if(_errs66){
+vErrors.length = _errs66;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data13 = data.stereotype;
+const _errs72 = errors;
+let valid12 = false;
+const _errs73 = errors;
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err44 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid11 = _errs73 === errors;
+valid12 = valid12 || _valid11;
+if(!valid12){
+const _errs75 = errors;
+if(data13 !== null){
+const err46 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid11 = _errs75 === errors;
+valid12 = valid12 || _valid11;
+}
+if(!valid12){
+const err47 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs72;
+if(vErrors !== null){
+if(_errs72){
+vErrors.length = _errs72;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data14 = data.synonyms;
+const _errs78 = errors;
+let valid13 = false;
+const _errs79 = errors;
+if(Array.isArray(data14)){
+const len0 = data14.length;
+for(let i0=0; i0<len0; i0++){
+let data15 = data14[i0];
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err48 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid12 = _errs79 === errors;
+valid13 = valid13 || _valid12;
+if(!valid13){
+const _errs83 = errors;
+if(data14 !== null){
+const err51 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+var _valid12 = _errs83 === errors;
+valid13 = valid13 || _valid12;
+}
+if(!valid13){
+const err52 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+else {
+errors = _errs78;
+if(vErrors !== null){
+if(_errs78){
+vErrors.length = _errs78;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data16 = data.tags;
+const _errs86 = errors;
+let valid16 = false;
+const _errs87 = errors;
+if(Array.isArray(data16)){
+const len1 = data16.length;
+for(let i1=0; i1<len1; i1++){
+let data17 = data16[i1];
+if(typeof data17 === "string"){
+if(func3(data17) > 1000){
+const err53 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid13 = _errs87 === errors;
+valid16 = valid16 || _valid13;
+if(!valid16){
+const _errs91 = errors;
+if(data16 !== null){
+const err56 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+var _valid13 = _errs91 === errors;
+valid16 = valid16 || _valid13;
+}
+if(!valid16){
+const err57 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+else {
+errors = _errs86;
+if(vErrors !== null){
+if(_errs86){
+vErrors.length = _errs86;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data18 = data.title;
+const _errs94 = errors;
+let valid19 = false;
+const _errs95 = errors;
+if(typeof data18 === "string"){
+if(func3(data18) > 1000){
+const err58 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+var _valid14 = _errs95 === errors;
+valid19 = valid19 || _valid14;
+if(!valid19){
+const _errs97 = errors;
+if(data18 !== null){
+const err60 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var _valid14 = _errs97 === errors;
+valid19 = valid19 || _valid14;
+}
+if(!valid19){
+const err61 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+else {
+errors = _errs94;
+if(vErrors !== null){
+if(_errs94){
+vErrors.length = _errs94;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err62 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
 validate12.errors = vErrors;
 return errors === 0;
 }
 
 export const validateCollection = validate13;
-const schema14 = {"type":"object","properties":{"_type":{"const":"Collection"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema14 = {"type":"object","properties":{"_type":{"const":"Collection"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2375,7 +3181,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "_type") || (key0 === "customProperties")) || (key0 === "description")) || (key0 === "label")) || (key0 === "status")) || (key0 === "title"))){
+if(!(func2.call(schema14.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -2518,11 +3324,13 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data3 = data.label;
-if(typeof data3 === "string"){
-if(func3(data3) > 1000){
-const err10 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2531,8 +3339,12 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(func3(data3) < 1){
-const err11 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2541,9 +3353,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
 }
-else {
-const err12 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2552,14 +3366,23 @@ vErrors.push(err12);
 }
 errors++;
 }
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
 }
-if(data.status !== undefined){
-let data4 = data.status;
-const _errs18 = errors;
-let valid3 = false;
-const _errs19 = errors;
-if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data4 = data.label;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2568,8 +3391,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema14.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(func3(data4) < 1){
+const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2578,12 +3401,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-var _valid2 = _errs19 === errors;
-valid3 = valid3 || _valid2;
-if(!valid3){
-const _errs21 = errors;
-if(data4 !== null){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2592,11 +3412,14 @@ vErrors.push(err15);
 }
 errors++;
 }
-var _valid2 = _errs21 === errors;
-valid3 = valid3 || _valid2;
 }
-if(!valid3){
-const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data.locked !== undefined){
+let data5 = data.locked;
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(typeof data5 !== "boolean"){
+const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2605,26 +3428,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-else {
-errors = _errs18;
-if(vErrors !== null){
-if(_errs18){
-vErrors.length = _errs18;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data5 = data.title;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 === "string"){
-if(func3(data5) > 1000){
-const err17 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs27 = errors;
+if(data5 !== null){
+const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2633,41 +3442,16 @@ vErrors.push(err17);
 }
 errors++;
 }
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
 }
-else {
-const err18 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid4){
+const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
-}
-errors++;
-}
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err19 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
-}
-if(!valid4){
-const err20 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
 }
 errors++;
 }
@@ -2683,9 +3467,40 @@ vErrors = null;
 }
 }
 }
+if(data.readOnly !== undefined){
+let data6 = data.readOnly;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 !== "boolean"){
+const err19 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err19];
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err20 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err21 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2694,14 +3509,4769 @@ vErrors.push(err21);
 }
 errors++;
 }
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data7 = data.status;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "string"){
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema14.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data8 = data.stereotype;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err26 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data9 = data.synonyms;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err30 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs53 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs53 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data11 = data.tags;
+const _errs56 = errors;
+let valid11 = false;
+const _errs57 = errors;
+if(Array.isArray(data11)){
+const len1 = data11.length;
+for(let i1=0; i1<len1; i1++){
+let data12 = data11[i1];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err35 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid11 = valid11 || _valid8;
+if(!valid11){
+const _errs61 = errors;
+if(data11 !== null){
+const err38 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid8 = _errs61 === errors;
+valid11 = valid11 || _valid8;
+}
+if(!valid11){
+const err39 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+else {
+errors = _errs56;
+if(vErrors !== null){
+if(_errs56){
+vErrors.length = _errs56;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data13 = data.title;
+const _errs64 = errors;
+let valid14 = false;
+const _errs65 = errors;
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err40 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs65 === errors;
+valid14 = valid14 || _valid9;
+if(!valid14){
+const _errs67 = errors;
+if(data13 !== null){
+const err42 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid14 = valid14 || _valid9;
+}
+if(!valid14){
+const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs64;
+if(vErrors !== null){
+if(_errs64){
+vErrors.length = _errs64;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
 validate13.errors = vErrors;
 return errors === 0;
 }
 
-export const validateDerivation = validate14;
-const schema15 = {"type":"object","properties":{"_type":{"const":"Derivation"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"derivationFor":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"derivedTo":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["derivedTo"],"additionalProperties":false};
+export const validateComposition = validate14;
+const schema15 = {"type":"object","properties":{"_type":{"const":"Composition"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"hasDomain":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"hasRange":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["hasRange"],"additionalProperties":false};
 
 function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.hasRange === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "hasRange"},message:"must have required property '"+"hasRange"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema15.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("Composition" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "Composition"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.customProperties !== undefined){
+let data1 = data.customProperties;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+const err3 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err4 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err5 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(typeof data2 === "string"){
+if(func3(data2) > 100000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.hasDomain !== undefined){
+let data4 = data.hasDomain;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
+if(typeof data4 === "string"){
+if(!pattern0.test(data4)){
+const err13 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err16 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.hasRange !== undefined){
+let data5 = data.hasRange;
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+const err17 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.label !== undefined){
+let data6 = data.label;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err19 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(func3(data6) < 1){
+const err20 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err22 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err23 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.locked !== undefined){
+let data7 = data.locked;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err26 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.order !== undefined){
+let data8 = data.order;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err27 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 9007199254740991 || isNaN(data8)){
+const err28 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data8 < -9007199254740991 || isNaN(data8)){
+const err29 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err30 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err31 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data9 = data.readOnly;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 !== "boolean"){
+const err32 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data10 = data.status;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 !== "string"){
+const err35 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(!((((((((((data10 === "WORKING") || (data10 === "SUBMITTED")) || (data10 === "ACCEPTED")) || (data10 === "REJECTED")) || (data10 === "FINAL")) || (data10 === "INACTIVE")) || (data10 === "PUBLISHED")) || (data10 === "DELETENEW")) || (data10 === "INTERMINATION")) || (data10 === "ARCHIVED"))){
+const err36 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema15.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data11 = data.stereotype;
+const _errs60 = errors;
+let valid10 = false;
+const _errs61 = errors;
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err39 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err41 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err42 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data12 = data.synonyms;
+const _errs66 = errors;
+let valid11 = false;
+const _errs67 = errors;
+if(Array.isArray(data12)){
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err43 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs71 = errors;
+if(data12 !== null){
+const err46 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs71 === errors;
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err47 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs66;
+if(vErrors !== null){
+if(_errs66){
+vErrors.length = _errs66;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data14 = data.tags;
+const _errs74 = errors;
+let valid14 = false;
+const _errs75 = errors;
+if(Array.isArray(data14)){
+const len1 = data14.length;
+for(let i1=0; i1<len1; i1++){
+let data15 = data14[i1];
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err48 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs75 === errors;
+valid14 = valid14 || _valid11;
+if(!valid14){
+const _errs79 = errors;
+if(data14 !== null){
+const err51 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+var _valid11 = _errs79 === errors;
+valid14 = valid14 || _valid11;
+}
+if(!valid14){
+const err52 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+else {
+errors = _errs74;
+if(vErrors !== null){
+if(_errs74){
+vErrors.length = _errs74;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data16 = data.title;
+const _errs82 = errors;
+let valid17 = false;
+const _errs83 = errors;
+if(typeof data16 === "string"){
+if(func3(data16) > 1000){
+const err53 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+var _valid12 = _errs83 === errors;
+valid17 = valid17 || _valid12;
+if(!valid17){
+const _errs85 = errors;
+if(data16 !== null){
+const err55 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid12 = _errs85 === errors;
+valid17 = valid17 || _valid12;
+}
+if(!valid17){
+const err56 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+else {
+errors = _errs82;
+if(vErrors !== null){
+if(_errs82){
+vErrors.length = _errs82;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+validate14.errors = vErrors;
+return errors === 0;
+}
+
+export const validateDataObject = validate15;
+const schema16 = {"type":"object","properties":{"_type":{"const":"DataObject"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"physicalName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+
+function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.label === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema16.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("DataObject" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "DataObject"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.customProperties !== undefined){
+let data1 = data.customProperties;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+const err3 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err4 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err5 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(typeof data2 === "string"){
+if(func3(data2) > 100000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data4 = data.label;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(func3(data4) < 1){
+const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.locked !== undefined){
+let data5 = data.locked;
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(typeof data5 !== "boolean"){
+const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs27 = errors;
+if(data5 !== null){
+const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.physicalName !== undefined){
+let data6 = data.physicalName;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err19 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err21 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err22 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data7 = data.readOnly;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err23 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data8 = data.status;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 !== "string"){
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema16.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data9 = data.stereotype;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 === "string"){
+if(func3(data9) > 1000){
+const err30 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err33 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data10 = data.synonyms;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(Array.isArray(data10)){
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err34 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs59 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs59 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data12 = data.tags;
+const _errs62 = errors;
+let valid12 = false;
+const _errs63 = errors;
+if(Array.isArray(data12)){
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+let data13 = data12[i1];
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err39 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid12 = valid12 || _valid9;
+if(!valid12){
+const _errs67 = errors;
+if(data12 !== null){
+const err42 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid12 = valid12 || _valid9;
+}
+if(!valid12){
+const err43 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs62;
+if(vErrors !== null){
+if(_errs62){
+vErrors.length = _errs62;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data14 = data.title;
+const _errs70 = errors;
+let valid15 = false;
+const _errs71 = errors;
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs71 === errors;
+valid15 = valid15 || _valid10;
+if(!valid15){
+const _errs73 = errors;
+if(data14 !== null){
+const err46 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid15 = valid15 || _valid10;
+}
+if(!valid15){
+const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs70;
+if(vErrors !== null){
+if(_errs70){
+vErrors.length = _errs70;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+validate15.errors = vErrors;
+return errors === 0;
+}
+
+export const validateDataset = validate16;
+const schema17 = {"type":"object","properties":{"_type":{"const":"Dataset"},"accrualPeriodicity":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"archiveDetails":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"archiveJustification":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"historicizationType":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"retentionJustification":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"retentionPeriod":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"spatial":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"usageRestriction":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.label === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema17.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("Dataset" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "Dataset"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.accrualPeriodicity !== undefined){
+let data1 = data.accrualPeriodicity;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(typeof data1 === "string"){
+if(func3(data1) > 1000){
+const err3 = {instancePath:instancePath+"/accrualPeriodicity",schemaPath:"#/properties/accrualPeriodicity/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/accrualPeriodicity",schemaPath:"#/properties/accrualPeriodicity/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err5 = {instancePath:instancePath+"/accrualPeriodicity",schemaPath:"#/properties/accrualPeriodicity/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err6 = {instancePath:instancePath+"/accrualPeriodicity",schemaPath:"#/properties/accrualPeriodicity/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.archiveDetails !== undefined){
+let data2 = data.archiveDetails;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(typeof data2 === "string"){
+if(func3(data2) > 100000){
+const err7 = {instancePath:instancePath+"/archiveDetails",schemaPath:"#/properties/archiveDetails/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/archiveDetails",schemaPath:"#/properties/archiveDetails/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err9 = {instancePath:instancePath+"/archiveDetails",schemaPath:"#/properties/archiveDetails/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err10 = {instancePath:instancePath+"/archiveDetails",schemaPath:"#/properties/archiveDetails/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.archiveJustification !== undefined){
+let data3 = data.archiveJustification;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 === "string"){
+if(func3(data3) > 100000){
+const err11 = {instancePath:instancePath+"/archiveJustification",schemaPath:"#/properties/archiveJustification/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/archiveJustification",schemaPath:"#/properties/archiveJustification/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err13 = {instancePath:instancePath+"/archiveJustification",schemaPath:"#/properties/archiveJustification/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err14 = {instancePath:instancePath+"/archiveJustification",schemaPath:"#/properties/archiveJustification/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.customProperties !== undefined){
+let data4 = data.customProperties;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
+if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
+const err15 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err16 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err17 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data5 = data.description;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 === "string"){
+if(func3(data5) > 100000){
+const err18 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs31 = errors;
+if(data5 !== null){
+const err20 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err21 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data6 = data.favorite;
+const _errs34 = errors;
+let valid6 = false;
+const _errs35 = errors;
+if(typeof data6 !== "boolean"){
+const err22 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+var _valid5 = _errs35 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs37 = errors;
+if(data6 !== null){
+const err23 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err24 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+else {
+errors = _errs34;
+if(vErrors !== null){
+if(_errs34){
+vErrors.length = _errs34;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.historicizationType !== undefined){
+let data7 = data.historicizationType;
+const _errs40 = errors;
+let valid7 = false;
+const _errs41 = errors;
+if(typeof data7 === "string"){
+if(func3(data7) > 1000){
+const err25 = {instancePath:instancePath+"/historicizationType",schemaPath:"#/properties/historicizationType/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/historicizationType",schemaPath:"#/properties/historicizationType/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid6 = _errs41 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs43 = errors;
+if(data7 !== null){
+const err27 = {instancePath:instancePath+"/historicizationType",schemaPath:"#/properties/historicizationType/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err28 = {instancePath:instancePath+"/historicizationType",schemaPath:"#/properties/historicizationType/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+else {
+errors = _errs40;
+if(vErrors !== null){
+if(_errs40){
+vErrors.length = _errs40;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data8 = data.label;
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err29 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(func3(data8) < 1){
+const err30 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data.locked !== undefined){
+let data9 = data.locked;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 !== "boolean"){
+const err32 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data10 = data.readOnly;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 !== "boolean"){
+const err35 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err36 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err37 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.retentionJustification !== undefined){
+let data11 = data.retentionJustification;
+const _errs60 = errors;
+let valid10 = false;
+const _errs61 = errors;
+if(typeof data11 === "string"){
+if(func3(data11) > 100000){
+const err38 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err40 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err41 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.retentionPeriod !== undefined){
+let data12 = data.retentionPeriod;
+const _errs66 = errors;
+let valid11 = false;
+const _errs67 = errors;
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err42 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs69 = errors;
+if(data12 !== null){
+const err44 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err45 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+else {
+errors = _errs66;
+if(vErrors !== null){
+if(_errs66){
+vErrors.length = _errs66;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.spatial !== undefined){
+let data13 = data.spatial;
+const _errs72 = errors;
+let valid12 = false;
+const _errs73 = errors;
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err46 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid11 = _errs73 === errors;
+valid12 = valid12 || _valid11;
+if(!valid12){
+const _errs75 = errors;
+if(data13 !== null){
+const err48 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+var _valid11 = _errs75 === errors;
+valid12 = valid12 || _valid11;
+}
+if(!valid12){
+const err49 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+else {
+errors = _errs72;
+if(vErrors !== null){
+if(_errs72){
+vErrors.length = _errs72;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data14 = data.status;
+const _errs78 = errors;
+let valid13 = false;
+const _errs79 = errors;
+if(typeof data14 !== "string"){
+const err50 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(!((((((((((data14 === "WORKING") || (data14 === "SUBMITTED")) || (data14 === "ACCEPTED")) || (data14 === "REJECTED")) || (data14 === "FINAL")) || (data14 === "INACTIVE")) || (data14 === "PUBLISHED")) || (data14 === "DELETENEW")) || (data14 === "INTERMINATION")) || (data14 === "ARCHIVED"))){
+const err51 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema17.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+var _valid12 = _errs79 === errors;
+valid13 = valid13 || _valid12;
+if(!valid13){
+const _errs81 = errors;
+if(data14 !== null){
+const err52 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+var _valid12 = _errs81 === errors;
+valid13 = valid13 || _valid12;
+}
+if(!valid13){
+const err53 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+else {
+errors = _errs78;
+if(vErrors !== null){
+if(_errs78){
+vErrors.length = _errs78;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data15 = data.stereotype;
+const _errs84 = errors;
+let valid14 = false;
+const _errs85 = errors;
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err54 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid13 = _errs85 === errors;
+valid14 = valid14 || _valid13;
+if(!valid14){
+const _errs87 = errors;
+if(data15 !== null){
+const err56 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+var _valid13 = _errs87 === errors;
+valid14 = valid14 || _valid13;
+}
+if(!valid14){
+const err57 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+else {
+errors = _errs84;
+if(vErrors !== null){
+if(_errs84){
+vErrors.length = _errs84;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data16 = data.synonyms;
+const _errs90 = errors;
+let valid15 = false;
+const _errs91 = errors;
+if(Array.isArray(data16)){
+const len0 = data16.length;
+for(let i0=0; i0<len0; i0++){
+let data17 = data16[i0];
+if(typeof data17 === "string"){
+if(func3(data17) > 1000){
+const err58 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+}
+else {
+const err60 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+var _valid14 = _errs91 === errors;
+valid15 = valid15 || _valid14;
+if(!valid15){
+const _errs95 = errors;
+if(data16 !== null){
+const err61 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+var _valid14 = _errs95 === errors;
+valid15 = valid15 || _valid14;
+}
+if(!valid15){
+const err62 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+else {
+errors = _errs90;
+if(vErrors !== null){
+if(_errs90){
+vErrors.length = _errs90;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data18 = data.tags;
+const _errs98 = errors;
+let valid18 = false;
+const _errs99 = errors;
+if(Array.isArray(data18)){
+const len1 = data18.length;
+for(let i1=0; i1<len1; i1++){
+let data19 = data18[i1];
+if(typeof data19 === "string"){
+if(func3(data19) > 1000){
+const err63 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+else {
+const err64 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+var _valid15 = _errs99 === errors;
+valid18 = valid18 || _valid15;
+if(!valid18){
+const _errs103 = errors;
+if(data18 !== null){
+const err66 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+var _valid15 = _errs103 === errors;
+valid18 = valid18 || _valid15;
+}
+if(!valid18){
+const err67 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+else {
+errors = _errs98;
+if(vErrors !== null){
+if(_errs98){
+vErrors.length = _errs98;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data20 = data.title;
+const _errs106 = errors;
+let valid21 = false;
+const _errs107 = errors;
+if(typeof data20 === "string"){
+if(func3(data20) > 1000){
+const err68 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+var _valid16 = _errs107 === errors;
+valid21 = valid21 || _valid16;
+if(!valid21){
+const _errs109 = errors;
+if(data20 !== null){
+const err70 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+var _valid16 = _errs109 === errors;
+valid21 = valid21 || _valid16;
+}
+if(!valid21){
+const err71 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+else {
+errors = _errs106;
+if(vErrors !== null){
+if(_errs106){
+vErrors.length = _errs106;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.usageRestriction !== undefined){
+let data21 = data.usageRestriction;
+const _errs112 = errors;
+let valid22 = false;
+const _errs113 = errors;
+if(typeof data21 === "string"){
+if(func3(data21) > 100000){
+const err72 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+else {
+const err73 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+var _valid17 = _errs113 === errors;
+valid22 = valid22 || _valid17;
+if(!valid22){
+const _errs115 = errors;
+if(data21 !== null){
+const err74 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+var _valid17 = _errs115 === errors;
+valid22 = valid22 || _valid17;
+}
+if(!valid22){
+const err75 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+else {
+errors = _errs112;
+if(vErrors !== null){
+if(_errs112){
+vErrors.length = _errs112;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err76 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+validate16.errors = vErrors;
+return errors === 0;
+}
+
+export const validateDatatype = validate17;
+const schema18 = {"type":"object","properties":{"_type":{"const":"Datatype"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+
+function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.label === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema18.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("Datatype" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "Datatype"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.customProperties !== undefined){
+let data1 = data.customProperties;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+const err3 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err4 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err5 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(typeof data2 === "string"){
+if(func3(data2) > 100000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data4 = data.label;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(func3(data4) < 1){
+const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.locked !== undefined){
+let data5 = data.locked;
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(typeof data5 !== "boolean"){
+const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs27 = errors;
+if(data5 !== null){
+const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data6 = data.readOnly;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 !== "boolean"){
+const err19 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err20 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err21 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data7 = data.status;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "string"){
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema18.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data8 = data.stereotype;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err26 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data9 = data.synonyms;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err30 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs53 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs53 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data11 = data.tags;
+const _errs56 = errors;
+let valid11 = false;
+const _errs57 = errors;
+if(Array.isArray(data11)){
+const len1 = data11.length;
+for(let i1=0; i1<len1; i1++){
+let data12 = data11[i1];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err35 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid11 = valid11 || _valid8;
+if(!valid11){
+const _errs61 = errors;
+if(data11 !== null){
+const err38 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid8 = _errs61 === errors;
+valid11 = valid11 || _valid8;
+}
+if(!valid11){
+const err39 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+else {
+errors = _errs56;
+if(vErrors !== null){
+if(_errs56){
+vErrors.length = _errs56;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data13 = data.title;
+const _errs64 = errors;
+let valid14 = false;
+const _errs65 = errors;
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err40 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs65 === errors;
+valid14 = valid14 || _valid9;
+if(!valid14){
+const _errs67 = errors;
+if(data13 !== null){
+const err42 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid14 = valid14 || _valid9;
+}
+if(!valid14){
+const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs64;
+if(vErrors !== null){
+if(_errs64){
+vErrors.length = _errs64;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+validate17.errors = vErrors;
+return errors === 0;
+}
+
+export const validateDeployment = validate18;
+const schema19 = {"type":"object","properties":{"_type":{"const":"Deployment"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"deployedIn":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"deploymentOf":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"qualifier":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["deployedIn","deploymentOf"],"additionalProperties":false};
+
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.deployedIn === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "deployedIn"},message:"must have required property '"+"deployedIn"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.deploymentOf === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "deploymentOf"},message:"must have required property '"+"deploymentOf"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema19.properties, key0))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("Deployment" !== data._type){
+const err3 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "Deployment"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.customProperties !== undefined){
+let data1 = data.customProperties;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+const err4 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err5 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err6 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.deployedIn !== undefined){
+let data2 = data.deployedIn;
+if(typeof data2 === "string"){
+if(!pattern0.test(data2)){
+const err7 = {instancePath:instancePath+"/deployedIn",schemaPath:"#/properties/deployedIn/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/deployedIn",schemaPath:"#/properties/deployedIn/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.deploymentOf !== undefined){
+let data3 = data.deploymentOf;
+if(typeof data3 === "string"){
+if(!pattern0.test(data3)){
+const err9 = {instancePath:instancePath+"/deploymentOf",schemaPath:"#/properties/deploymentOf/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/deploymentOf",schemaPath:"#/properties/deploymentOf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.description !== undefined){
+let data4 = data.description;
+const _errs14 = errors;
+let valid2 = false;
+const _errs15 = errors;
+if(typeof data4 === "string"){
+if(func3(data4) > 100000){
+const err11 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid1 = _errs15 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs17 = errors;
+if(data4 !== null){
+const err13 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid1 = _errs17 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err14 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+else {
+errors = _errs14;
+if(vErrors !== null){
+if(_errs14){
+vErrors.length = _errs14;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data5 = data.favorite;
+const _errs20 = errors;
+let valid3 = false;
+const _errs21 = errors;
+if(typeof data5 !== "boolean"){
+const err15 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid2 = _errs21 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs23 = errors;
+if(data5 !== null){
+const err16 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid2 = _errs23 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err17 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+errors = _errs20;
+if(vErrors !== null){
+if(_errs20){
+vErrors.length = _errs20;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data6 = data.label;
+const _errs26 = errors;
+let valid4 = false;
+const _errs27 = errors;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err18 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(func3(data6) < 1){
+const err19 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs29 = errors;
+if(data6 !== null){
+const err21 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid3 = _errs29 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err22 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs26;
+if(vErrors !== null){
+if(_errs26){
+vErrors.length = _errs26;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.order !== undefined){
+let data7 = data.order;
+const _errs32 = errors;
+let valid5 = false;
+const _errs33 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err23 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 9007199254740991 || isNaN(data7)){
+const err24 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data7 < -9007199254740991 || isNaN(data7)){
+const err25 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs35 = errors;
+if(data7 !== null){
+const err26 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid4 = _errs35 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err27 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+else {
+errors = _errs32;
+if(vErrors !== null){
+if(_errs32){
+vErrors.length = _errs32;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.qualifier !== undefined){
+let data8 = data.qualifier;
+const _errs38 = errors;
+let valid6 = false;
+const _errs39 = errors;
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err28 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs41 = errors;
+if(data8 !== null){
+const err30 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+var _valid5 = _errs41 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err31 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+else {
+errors = _errs38;
+if(vErrors !== null){
+if(_errs38){
+vErrors.length = _errs38;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data9 = data.status;
+const _errs44 = errors;
+let valid7 = false;
+const _errs45 = errors;
+if(typeof data9 !== "string"){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
+const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema19.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs47 = errors;
+if(data9 !== null){
+const err34 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+var _valid6 = _errs47 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err35 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+else {
+errors = _errs44;
+if(vErrors !== null){
+if(_errs44){
+vErrors.length = _errs44;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data10 = data.title;
+const _errs50 = errors;
+let valid8 = false;
+const _errs51 = errors;
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err36 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs53 = errors;
+if(data10 !== null){
+const err38 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid7 = _errs53 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err39 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+else {
+errors = _errs50;
+if(vErrors !== null){
+if(_errs50){
+vErrors.length = _errs50;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+validate18.errors = vErrors;
+return errors === 0;
+}
+
+export const validateDerivation = validate19;
+const schema20 = {"type":"object","properties":{"_type":{"const":"Derivation"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"derivedFrom":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"derivedTo":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"qualifier":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["derivedTo"],"additionalProperties":false};
+
+function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2716,7 +8286,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((((((((key0 === "_type") || (key0 === "customProperties")) || (key0 === "derivationFor")) || (key0 === "derivedTo")) || (key0 === "description")) || (key0 === "label")) || (key0 === "status")) || (key0 === "title"))){
+if(!(func2.call(schema20.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -2793,14 +8363,14 @@ vErrors = null;
 }
 }
 }
-if(data.derivationFor !== undefined){
-let data2 = data.derivationFor;
+if(data.derivedFrom !== undefined){
+let data2 = data.derivedFrom;
 const _errs10 = errors;
 let valid2 = false;
 const _errs11 = errors;
 if(typeof data2 === "string"){
 if(!pattern0.test(data2)){
-const err6 = {instancePath:instancePath+"/derivationFor",schemaPath:"#/properties/derivationFor/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+const err6 = {instancePath:instancePath+"/derivedFrom",schemaPath:"#/properties/derivedFrom/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2811,7 +8381,7 @@ errors++;
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/derivationFor",schemaPath:"#/properties/derivationFor/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err7 = {instancePath:instancePath+"/derivedFrom",schemaPath:"#/properties/derivedFrom/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2825,7 +8395,7 @@ valid2 = valid2 || _valid1;
 if(!valid2){
 const _errs13 = errors;
 if(data2 !== null){
-const err8 = {instancePath:instancePath+"/derivationFor",schemaPath:"#/properties/derivationFor/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err8 = {instancePath:instancePath+"/derivedFrom",schemaPath:"#/properties/derivedFrom/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2838,7 +8408,7 @@ var _valid1 = _errs13 === errors;
 valid2 = valid2 || _valid1;
 }
 if(!valid2){
-const err9 = {instancePath:instancePath+"/derivationFor",schemaPath:"#/properties/derivationFor/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err9 = {instancePath:instancePath+"/derivedFrom",schemaPath:"#/properties/derivedFrom/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3026,13 +8596,14 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data6 = data.status;
+if(data.qualifier !== undefined){
+let data6 = data.qualifier;
 const _errs30 = errors;
 let valid5 = false;
 const _errs31 = errors;
-if(typeof data6 !== "string"){
-const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err21 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3041,8 +8612,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(!((((((((((data6 === "WORKING") || (data6 === "SUBMITTED")) || (data6 === "ACCEPTED")) || (data6 === "REJECTED")) || (data6 === "FINAL")) || (data6 === "INACTIVE")) || (data6 === "PUBLISHED")) || (data6 === "DELETENEW")) || (data6 === "INTERMINATION")) || (data6 === "ARCHIVED"))){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema15.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err22 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3056,7 +8628,7 @@ valid5 = valid5 || _valid4;
 if(!valid5){
 const _errs33 = errors;
 if(data6 !== null){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err23 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3069,7 +8641,7 @@ var _valid4 = _errs33 === errors;
 valid5 = valid5 || _valid4;
 }
 if(!valid5){
-const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err24 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3090,14 +8662,13 @@ vErrors = null;
 }
 }
 }
-if(data.title !== undefined){
-let data7 = data.title;
+if(data.status !== undefined){
+let data7 = data.status;
 const _errs36 = errors;
 let valid6 = false;
 const _errs37 = errors;
-if(typeof data7 === "string"){
-if(func3(data7) > 1000){
-const err25 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data7 !== "string"){
+const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3106,9 +8677,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-else {
-const err26 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema20.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3122,7 +8692,7 @@ valid6 = valid6 || _valid5;
 if(!valid6){
 const _errs39 = errors;
 if(data7 !== null){
-const err27 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3135,7 +8705,7 @@ var _valid5 = _errs39 === errors;
 valid6 = valid6 || _valid5;
 }
 if(!valid6){
-const err28 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3156,9 +8726,14 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.title !== undefined){
+let data8 = data.title;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err29 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3167,14 +8742,75 @@ vErrors.push(err29);
 }
 errors++;
 }
-validate14.errors = vErrors;
+}
+else {
+const err30 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err31 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err32 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+validate19.errors = vErrors;
 return errors === 0;
 }
 
-export const validateEnumeration = validate15;
-const schema16 = {"type":"object","properties":{"_type":{"const":"Enumeration"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+export const validateDistribution = validate20;
+const schema21 = {"type":"object","properties":{"_type":{"const":"Distribution"},"accessURL":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"downloadURL":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"format":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"mediaType":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3189,7 +8825,1004 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "_type") || (key0 === "customProperties")) || (key0 === "description")) || (key0 === "label")) || (key0 === "status")) || (key0 === "title"))){
+if(!(func2.call(schema21.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("Distribution" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "Distribution"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.accessURL !== undefined){
+let data1 = data.accessURL;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(typeof data1 === "string"){
+if(func3(data1) > 1000){
+const err3 = {instancePath:instancePath+"/accessURL",schemaPath:"#/properties/accessURL/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/accessURL",schemaPath:"#/properties/accessURL/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err5 = {instancePath:instancePath+"/accessURL",schemaPath:"#/properties/accessURL/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err6 = {instancePath:instancePath+"/accessURL",schemaPath:"#/properties/accessURL/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.customProperties !== undefined){
+let data2 = data.customProperties;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(!(data2 && typeof data2 == "object" && !Array.isArray(data2))){
+const err7 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data3 = data.description;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 === "string"){
+if(func3(data3) > 100000){
+const err10 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err12 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err13 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.downloadURL !== undefined){
+let data4 = data.downloadURL;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err14 = {instancePath:instancePath+"/downloadURL",schemaPath:"#/properties/downloadURL/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/downloadURL",schemaPath:"#/properties/downloadURL/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err16 = {instancePath:instancePath+"/downloadURL",schemaPath:"#/properties/downloadURL/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err17 = {instancePath:instancePath+"/downloadURL",schemaPath:"#/properties/downloadURL/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data5 = data.favorite;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 !== "boolean"){
+const err18 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs31 = errors;
+if(data5 !== null){
+const err19 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err20 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.format !== undefined){
+let data6 = data.format;
+const _errs34 = errors;
+let valid6 = false;
+const _errs35 = errors;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err21 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+var _valid5 = _errs35 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs37 = errors;
+if(data6 !== null){
+const err23 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err24 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+else {
+errors = _errs34;
+if(vErrors !== null){
+if(_errs34){
+vErrors.length = _errs34;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data7 = data.label;
+if(typeof data7 === "string"){
+if(func3(data7) > 1000){
+const err25 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(func3(data7) < 1){
+const err26 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data.locked !== undefined){
+let data8 = data.locked;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 !== "boolean"){
+const err28 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err29 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err30 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.mediaType !== undefined){
+let data9 = data.mediaType;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 === "string"){
+if(func3(data9) > 1000){
+const err31 = {instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/mediaType",schemaPath:"#/properties/mediaType/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data10 = data.readOnly;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 !== "boolean"){
+const err35 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err36 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err37 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data11 = data.status;
+const _errs60 = errors;
+let valid10 = false;
+const _errs61 = errors;
+if(typeof data11 !== "string"){
+const err38 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(!((((((((((data11 === "WORKING") || (data11 === "SUBMITTED")) || (data11 === "ACCEPTED")) || (data11 === "REJECTED")) || (data11 === "FINAL")) || (data11 === "INACTIVE")) || (data11 === "PUBLISHED")) || (data11 === "DELETENEW")) || (data11 === "INTERMINATION")) || (data11 === "ARCHIVED"))){
+const err39 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema21.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err40 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err41 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data12 = data.stereotype;
+const _errs66 = errors;
+let valid11 = false;
+const _errs67 = errors;
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err42 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs69 = errors;
+if(data12 !== null){
+const err44 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err45 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+else {
+errors = _errs66;
+if(vErrors !== null){
+if(_errs66){
+vErrors.length = _errs66;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data13 = data.synonyms;
+const _errs72 = errors;
+let valid12 = false;
+const _errs73 = errors;
+if(Array.isArray(data13)){
+const len0 = data13.length;
+for(let i0=0; i0<len0; i0++){
+let data14 = data13[i0];
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err46 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+var _valid11 = _errs73 === errors;
+valid12 = valid12 || _valid11;
+if(!valid12){
+const _errs77 = errors;
+if(data13 !== null){
+const err49 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid11 = _errs77 === errors;
+valid12 = valid12 || _valid11;
+}
+if(!valid12){
+const err50 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+else {
+errors = _errs72;
+if(vErrors !== null){
+if(_errs72){
+vErrors.length = _errs72;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data15 = data.tags;
+const _errs80 = errors;
+let valid15 = false;
+const _errs81 = errors;
+if(Array.isArray(data15)){
+const len1 = data15.length;
+for(let i1=0; i1<len1; i1++){
+let data16 = data15[i1];
+if(typeof data16 === "string"){
+if(func3(data16) > 1000){
+const err51 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+var _valid12 = _errs81 === errors;
+valid15 = valid15 || _valid12;
+if(!valid15){
+const _errs85 = errors;
+if(data15 !== null){
+const err54 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+var _valid12 = _errs85 === errors;
+valid15 = valid15 || _valid12;
+}
+if(!valid15){
+const err55 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+else {
+errors = _errs80;
+if(vErrors !== null){
+if(_errs80){
+vErrors.length = _errs80;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data17 = data.title;
+const _errs88 = errors;
+let valid18 = false;
+const _errs89 = errors;
+if(typeof data17 === "string"){
+if(func3(data17) > 1000){
+const err56 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+var _valid13 = _errs89 === errors;
+valid18 = valid18 || _valid13;
+if(!valid18){
+const _errs91 = errors;
+if(data17 !== null){
+const err58 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+var _valid13 = _errs91 === errors;
+valid18 = valid18 || _valid13;
+}
+if(!valid18){
+const err59 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+else {
+errors = _errs88;
+if(vErrors !== null){
+if(_errs88){
+vErrors.length = _errs88;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err60 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+validate20.errors = vErrors;
+return errors === 0;
+}
+
+export const validateEnumeration = validate21;
+const schema22 = {"type":"object","properties":{"_type":{"const":"Enumeration"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+
+function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.label === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema22.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -3332,11 +9965,13 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data3 = data.label;
-if(typeof data3 === "string"){
-if(func3(data3) > 1000){
-const err10 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3345,8 +9980,12 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(func3(data3) < 1){
-const err11 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3355,9 +9994,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
 }
-else {
-const err12 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3366,14 +10007,23 @@ vErrors.push(err12);
 }
 errors++;
 }
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
 }
-if(data.status !== undefined){
-let data4 = data.status;
-const _errs18 = errors;
-let valid3 = false;
-const _errs19 = errors;
-if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data4 = data.label;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3382,8 +10032,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema16.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(func3(data4) < 1){
+const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3392,12 +10042,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-var _valid2 = _errs19 === errors;
-valid3 = valid3 || _valid2;
-if(!valid3){
-const _errs21 = errors;
-if(data4 !== null){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3406,11 +10053,14 @@ vErrors.push(err15);
 }
 errors++;
 }
-var _valid2 = _errs21 === errors;
-valid3 = valid3 || _valid2;
 }
-if(!valid3){
-const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data.locked !== undefined){
+let data5 = data.locked;
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(typeof data5 !== "boolean"){
+const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3419,26 +10069,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-else {
-errors = _errs18;
-if(vErrors !== null){
-if(_errs18){
-vErrors.length = _errs18;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data5 = data.title;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 === "string"){
-if(func3(data5) > 1000){
-const err17 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs27 = errors;
+if(data5 !== null){
+const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3447,41 +10083,16 @@ vErrors.push(err17);
 }
 errors++;
 }
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
 }
-else {
-const err18 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid4){
+const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
-}
-errors++;
-}
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err19 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
-}
-if(!valid4){
-const err20 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
 }
 errors++;
 }
@@ -3497,9 +10108,40 @@ vErrors = null;
 }
 }
 }
+if(data.readOnly !== undefined){
+let data6 = data.readOnly;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 !== "boolean"){
+const err19 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err19];
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err20 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err21 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3508,14 +10150,397 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate15.errors = vErrors;
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data7 = data.status;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "string"){
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema22.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data8 = data.stereotype;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err26 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data9 = data.synonyms;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err30 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs53 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs53 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data11 = data.tags;
+const _errs56 = errors;
+let valid11 = false;
+const _errs57 = errors;
+if(Array.isArray(data11)){
+const len1 = data11.length;
+for(let i1=0; i1<len1; i1++){
+let data12 = data11[i1];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err35 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid11 = valid11 || _valid8;
+if(!valid11){
+const _errs61 = errors;
+if(data11 !== null){
+const err38 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid8 = _errs61 === errors;
+valid11 = valid11 || _valid8;
+}
+if(!valid11){
+const err39 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+else {
+errors = _errs56;
+if(vErrors !== null){
+if(_errs56){
+vErrors.length = _errs56;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data13 = data.title;
+const _errs64 = errors;
+let valid14 = false;
+const _errs65 = errors;
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err40 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs65 === errors;
+valid14 = valid14 || _valid9;
+if(!valid14){
+const _errs67 = errors;
+if(data13 !== null){
+const err42 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid14 = valid14 || _valid9;
+}
+if(!valid14){
+const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs64;
+if(vErrors !== null){
+if(_errs64){
+vErrors.length = _errs64;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+validate21.errors = vErrors;
 return errors === 0;
 }
 
-export const validateGroup = validate16;
-const schema17 = {"type":"object","properties":{"_type":{"const":"Group"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"email":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+export const validateGroup = validate22;
+const schema23 = {"type":"object","properties":{"_type":{"const":"Group"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"email":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3530,7 +10555,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(((((((key0 === "_type") || (key0 === "customProperties")) || (key0 === "description")) || (key0 === "email")) || (key0 === "label")) || (key0 === "status")) || (key0 === "title"))){
+if(!(func2.call(schema23.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -3739,11 +10764,13 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data4 = data.label;
-if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.favorite !== undefined){
+let data4 = data.favorite;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
+if(typeof data4 !== "boolean"){
+const err14 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3752,8 +10779,806 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err16 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data5 = data.label;
+if(typeof data5 === "string"){
+if(func3(data5) > 1000){
+const err17 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(func3(data5) < 1){
+const err18 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.locked !== undefined){
+let data6 = data.locked;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 !== "boolean"){
+const err20 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err21 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err22 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data7 = data.readOnly;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err23 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data8 = data.status;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 !== "string"){
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema23.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data9 = data.stereotype;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 === "string"){
+if(func3(data9) > 1000){
+const err30 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err33 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data10 = data.synonyms;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(Array.isArray(data10)){
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err34 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs59 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs59 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data12 = data.tags;
+const _errs62 = errors;
+let valid12 = false;
+const _errs63 = errors;
+if(Array.isArray(data12)){
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+let data13 = data12[i1];
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err39 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid12 = valid12 || _valid9;
+if(!valid12){
+const _errs67 = errors;
+if(data12 !== null){
+const err42 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid12 = valid12 || _valid9;
+}
+if(!valid12){
+const err43 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs62;
+if(vErrors !== null){
+if(_errs62){
+vErrors.length = _errs62;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data14 = data.title;
+const _errs70 = errors;
+let valid15 = false;
+const _errs71 = errors;
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs71 === errors;
+valid15 = valid15 || _valid10;
+if(!valid15){
+const _errs73 = errors;
+if(data14 !== null){
+const err46 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid15 = valid15 || _valid10;
+}
+if(!valid15){
+const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs70;
+if(vErrors !== null){
+if(_errs70){
+vErrors.length = _errs70;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+validate22.errors = vErrors;
+return errors === 0;
+}
+
+export const validateHoldsPost = validate23;
+const schema24 = {"type":"object","properties":{"_type":{"const":"HoldsPost"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"heldBy":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"holdsPost":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["holdsPost"],"additionalProperties":false};
+
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.holdsPost === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "holdsPost"},message:"must have required property '"+"holdsPost"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((((key0 === "_type") || (key0 === "customProperties")) || (key0 === "description")) || (key0 === "heldBy")) || (key0 === "holdsPost")) || (key0 === "label")) || (key0 === "status")) || (key0 === "title"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("HoldsPost" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "HoldsPost"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.customProperties !== undefined){
+let data1 = data.customProperties;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+const err3 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err4 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err5 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(typeof data2 === "string"){
+if(func3(data2) > 100000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.heldBy !== undefined){
+let data3 = data.heldBy;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 === "string"){
+if(!pattern0.test(data3)){
+const err10 = {instancePath:instancePath+"/heldBy",schemaPath:"#/properties/heldBy/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/heldBy",schemaPath:"#/properties/heldBy/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err12 = {instancePath:instancePath+"/heldBy",schemaPath:"#/properties/heldBy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err13 = {instancePath:instancePath+"/heldBy",schemaPath:"#/properties/heldBy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.holdsPost !== undefined){
+let data4 = data.holdsPost;
+if(typeof data4 === "string"){
+if(!pattern0.test(data4)){
+const err14 = {instancePath:instancePath+"/holdsPost",schemaPath:"#/properties/holdsPost/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/holdsPost",schemaPath:"#/properties/holdsPost/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3763,8 +11588,14 @@ vErrors.push(err15);
 errors++;
 }
 }
-else {
-const err16 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.label !== undefined){
+let data5 = data.label;
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(typeof data5 === "string"){
+if(func3(data5) > 1000){
+const err16 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3773,14 +11604,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-if(data.status !== undefined){
-let data5 = data.status;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 !== "string"){
-const err17 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data5) < 1){
+const err17 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3789,8 +11614,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(!((((((((((data5 === "WORKING") || (data5 === "SUBMITTED")) || (data5 === "ACCEPTED")) || (data5 === "REJECTED")) || (data5 === "FINAL")) || (data5 === "INACTIVE")) || (data5 === "PUBLISHED")) || (data5 === "DELETENEW")) || (data5 === "INTERMINATION")) || (data5 === "ARCHIVED"))){
-const err18 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema17.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err18 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3804,7 +11630,7 @@ valid4 = valid4 || _valid3;
 if(!valid4){
 const _errs27 = errors;
 if(data5 !== null){
-const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err19 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3817,7 +11643,7 @@ var _valid3 = _errs27 === errors;
 valid4 = valid4 || _valid3;
 }
 if(!valid4){
-const err20 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err20 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3838,14 +11664,13 @@ vErrors = null;
 }
 }
 }
-if(data.title !== undefined){
-let data6 = data.title;
+if(data.status !== undefined){
+let data6 = data.status;
 const _errs30 = errors;
 let valid5 = false;
 const _errs31 = errors;
-if(typeof data6 === "string"){
-if(func3(data6) > 1000){
-const err21 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data6 !== "string"){
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3854,9 +11679,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-}
-else {
-const err22 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data6 === "WORKING") || (data6 === "SUBMITTED")) || (data6 === "ACCEPTED")) || (data6 === "REJECTED")) || (data6 === "FINAL")) || (data6 === "INACTIVE")) || (data6 === "PUBLISHED")) || (data6 === "DELETENEW")) || (data6 === "INTERMINATION")) || (data6 === "ARCHIVED"))){
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3870,7 +11694,7 @@ valid5 = valid5 || _valid4;
 if(!valid5){
 const _errs33 = errors;
 if(data6 !== null){
-const err23 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3883,7 +11707,7 @@ var _valid4 = _errs33 === errors;
 valid5 = valid5 || _valid4;
 }
 if(!valid5){
-const err24 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3904,9 +11728,14 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.title !== undefined){
+let data7 = data.title;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 === "string"){
+if(func3(data7) > 1000){
+const err25 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3915,14 +11744,75 @@ vErrors.push(err25);
 }
 errors++;
 }
-validate16.errors = vErrors;
+}
+else {
+const err26 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err27 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err28 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+validate23.errors = vErrors;
 return errors === 0;
 }
 
-export const validateLiteral = validate17;
-const schema18 = {"type":"object","properties":{"_type":{"const":"Literal"},"code":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+export const validateLiteral = validate24;
+const schema25 = {"type":"object","properties":{"_type":{"const":"Literal"},"code":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3937,7 +11827,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((((((((key0 === "_type") || (key0 === "code")) || (key0 === "customProperties")) || (key0 === "description")) || (key0 === "label")) || (key0 === "order")) || (key0 === "status")) || (key0 === "title"))){
+if(!(func2.call(schema25.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -4146,11 +12036,13 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data4 = data.label;
-if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.favorite !== undefined){
+let data4 = data.favorite;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
+if(typeof data4 !== "boolean"){
+const err14 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4159,8 +12051,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4169,9 +12065,11 @@ vErrors.push(err15);
 }
 errors++;
 }
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
 }
-else {
-const err16 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid4){
+const err16 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4180,14 +12078,23 @@ vErrors.push(err16);
 }
 errors++;
 }
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
 }
-if(data.order !== undefined){
-let data5 = data.order;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err17 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data5 = data.label;
+if(typeof data5 === "string"){
+if(func3(data5) > 1000){
+const err17 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4196,9 +12103,8 @@ vErrors.push(err17);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(func3(data5) < 1){
+const err18 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4207,8 +12113,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(data5 < -9007199254740991 || isNaN(data5)){
-const err19 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+}
+else {
+const err19 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4218,12 +12125,13 @@ vErrors.push(err19);
 errors++;
 }
 }
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err20 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data.locked !== undefined){
+let data6 = data.locked;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 !== "boolean"){
+const err20 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4232,11 +12140,12 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
-}
-if(!valid4){
-const err21 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err21 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4245,67 +12154,16 @@ vErrors.push(err21);
 }
 errors++;
 }
-else {
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.status !== undefined){
-let data6 = data.status;
-const _errs30 = errors;
-let valid5 = false;
-const _errs31 = errors;
-if(typeof data6 !== "string"){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid5){
+const err22 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
-}
-errors++;
-}
-if(!((((((((((data6 === "WORKING") || (data6 === "SUBMITTED")) || (data6 === "ACCEPTED")) || (data6 === "REJECTED")) || (data6 === "FINAL")) || (data6 === "INACTIVE")) || (data6 === "PUBLISHED")) || (data6 === "DELETENEW")) || (data6 === "INTERMINATION")) || (data6 === "ARCHIVED"))){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema18.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-var _valid4 = _errs31 === errors;
-valid5 = valid5 || _valid4;
-if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
-}
-if(!valid5){
-const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
 }
 errors++;
 }
@@ -4321,14 +12179,49 @@ vErrors = null;
 }
 }
 }
-if(data.title !== undefined){
-let data7 = data.title;
+if(data.order !== undefined){
+let data7 = data.order;
 const _errs36 = errors;
 let valid6 = false;
 const _errs37 = errors;
-if(typeof data7 === "string"){
-if(func3(data7) > 1000){
-const err26 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err23 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 9007199254740991 || isNaN(data7)){
+const err24 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data7 < -9007199254740991 || isNaN(data7)){
+const err25 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err26 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4337,41 +12230,16 @@ vErrors.push(err26);
 }
 errors++;
 }
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
 }
-else {
-const err27 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid6){
+const err27 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err27];
 }
 else {
 vErrors.push(err27);
-}
-errors++;
-}
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err28 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-var _valid5 = _errs39 === errors;
-valid6 = valid6 || _valid5;
-}
-if(!valid6){
-const err29 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
 }
 errors++;
 }
@@ -4387,9 +12255,40 @@ vErrors = null;
 }
 }
 }
+if(data.readOnly !== undefined){
+let data8 = data.readOnly;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 !== "boolean"){
+const err28 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err28];
 }
 else {
-const err30 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err29 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err30 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4398,14 +12297,397 @@ vErrors.push(err30);
 }
 errors++;
 }
-validate17.errors = vErrors;
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data9 = data.status;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 !== "string"){
+const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema25.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data10 = data.stereotype;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err35 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data11 = data.synonyms;
+const _errs60 = errors;
+let valid10 = false;
+const _errs61 = errors;
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err39 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs65 = errors;
+if(data11 !== null){
+const err42 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs65 === errors;
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err43 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data13 = data.tags;
+const _errs68 = errors;
+let valid13 = false;
+const _errs69 = errors;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i1=0; i1<len1; i1++){
+let data14 = data13[i1];
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err44 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid13 = valid13 || _valid10;
+if(!valid13){
+const _errs73 = errors;
+if(data13 !== null){
+const err47 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid13 = valid13 || _valid10;
+}
+if(!valid13){
+const err48 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+else {
+errors = _errs68;
+if(vErrors !== null){
+if(_errs68){
+vErrors.length = _errs68;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data15 = data.title;
+const _errs76 = errors;
+let valid16 = false;
+const _errs77 = errors;
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err49 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs77 === errors;
+valid16 = valid16 || _valid11;
+if(!valid16){
+const _errs79 = errors;
+if(data15 !== null){
+const err51 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+var _valid11 = _errs79 === errors;
+valid16 = valid16 || _valid11;
+}
+if(!valid16){
+const err52 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+else {
+errors = _errs76;
+if(vErrors !== null){
+if(_errs76){
+vErrors.length = _errs76;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+validate24.errors = vErrors;
 return errors === 0;
 }
 
-export const validateOrganization = validate18;
-const schema19 = {"type":"object","properties":{"_type":{"const":"Organization"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+export const validateOrganization = validate25;
+const schema26 = {"type":"object","properties":{"_type":{"const":"Organization"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
-function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4420,7 +12702,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "_type") || (key0 === "customProperties")) || (key0 === "description")) || (key0 === "label")) || (key0 === "status")) || (key0 === "title"))){
+if(!(func2.call(schema26.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -4563,11 +12845,13 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data3 = data.label;
-if(typeof data3 === "string"){
-if(func3(data3) > 1000){
-const err10 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4576,8 +12860,12 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(func3(data3) < 1){
-const err11 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4586,9 +12874,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
 }
-else {
-const err12 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4597,14 +12887,23 @@ vErrors.push(err12);
 }
 errors++;
 }
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
 }
-if(data.status !== undefined){
-let data4 = data.status;
-const _errs18 = errors;
-let valid3 = false;
-const _errs19 = errors;
-if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data4 = data.label;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4613,8 +12912,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema19.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(func3(data4) < 1){
+const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4623,12 +12922,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-var _valid2 = _errs19 === errors;
-valid3 = valid3 || _valid2;
-if(!valid3){
-const _errs21 = errors;
-if(data4 !== null){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4637,11 +12933,14 @@ vErrors.push(err15);
 }
 errors++;
 }
-var _valid2 = _errs21 === errors;
-valid3 = valid3 || _valid2;
 }
-if(!valid3){
-const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data.locked !== undefined){
+let data5 = data.locked;
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(typeof data5 !== "boolean"){
+const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4650,26 +12949,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-else {
-errors = _errs18;
-if(vErrors !== null){
-if(_errs18){
-vErrors.length = _errs18;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data5 = data.title;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 === "string"){
-if(func3(data5) > 1000){
-const err17 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs27 = errors;
+if(data5 !== null){
+const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4678,41 +12963,16 @@ vErrors.push(err17);
 }
 errors++;
 }
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
 }
-else {
-const err18 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid4){
+const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
-}
-errors++;
-}
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err19 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
-}
-if(!valid4){
-const err20 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
 }
 errors++;
 }
@@ -4728,9 +12988,40 @@ vErrors = null;
 }
 }
 }
+if(data.readOnly !== undefined){
+let data6 = data.readOnly;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 !== "boolean"){
+const err19 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err19];
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err20 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err21 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4739,14 +13030,397 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate18.errors = vErrors;
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data7 = data.status;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "string"){
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema26.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data8 = data.stereotype;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err26 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data9 = data.synonyms;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err30 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs53 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs53 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data11 = data.tags;
+const _errs56 = errors;
+let valid11 = false;
+const _errs57 = errors;
+if(Array.isArray(data11)){
+const len1 = data11.length;
+for(let i1=0; i1<len1; i1++){
+let data12 = data11[i1];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err35 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid11 = valid11 || _valid8;
+if(!valid11){
+const _errs61 = errors;
+if(data11 !== null){
+const err38 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid8 = _errs61 === errors;
+valid11 = valid11 || _valid8;
+}
+if(!valid11){
+const err39 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+else {
+errors = _errs56;
+if(vErrors !== null){
+if(_errs56){
+vErrors.length = _errs56;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data13 = data.title;
+const _errs64 = errors;
+let valid14 = false;
+const _errs65 = errors;
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err40 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs65 === errors;
+valid14 = valid14 || _valid9;
+if(!valid14){
+const _errs67 = errors;
+if(data13 !== null){
+const err42 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid14 = valid14 || _valid9;
+}
+if(!valid14){
+const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs64;
+if(vErrors !== null){
+if(_errs64){
+vErrors.length = _errs64;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+validate25.errors = vErrors;
 return errors === 0;
 }
 
-export const validatePerson = validate19;
-const schema20 = {"type":"object","properties":{"_type":{"const":"Person"},"agentOf":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"email":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"type":"string","maxLength":1000,"minLength":1},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["agentOf","givenName"],"additionalProperties":false};
+export const validatePerson = validate26;
+const schema27 = {"type":"object","properties":{"_type":{"const":"Person"},"additionalName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"agentOf":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"email":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"givenName":{"type":"string","maxLength":1000,"minLength":1},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["agentOf","givenName"],"additionalProperties":false};
 
-function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4771,7 +13445,7 @@ vErrors.push(err1);
 errors++;
 }
 for(const key0 in data){
-if(!(func2.call(schema20.properties, key0))){
+if(!(func2.call(schema27.properties, key0))){
 const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err2];
@@ -4794,11 +13468,14 @@ vErrors.push(err3);
 errors++;
 }
 }
-if(data.agentOf !== undefined){
-let data1 = data.agentOf;
+if(data.additionalName !== undefined){
+let data1 = data.additionalName;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
 if(typeof data1 === "string"){
-if(!pattern0.test(data1)){
-const err4 = {instancePath:instancePath+"/agentOf",schemaPath:"#/properties/agentOf/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(func3(data1) > 1000){
+const err4 = {instancePath:instancePath+"/additionalName",schemaPath:"#/properties/additionalName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4809,7 +13486,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/agentOf",schemaPath:"#/properties/agentOf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err5 = {instancePath:instancePath+"/additionalName",schemaPath:"#/properties/additionalName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4818,14 +13495,12 @@ vErrors.push(err5);
 }
 errors++;
 }
-}
-if(data.customProperties !== undefined){
-let data2 = data.customProperties;
-const _errs6 = errors;
-let valid1 = false;
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
 const _errs7 = errors;
-if(!(data2 && typeof data2 == "object" && !Array.isArray(data2))){
-const err6 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data1 !== null){
+const err6 = {instancePath:instancePath+"/additionalName",schemaPath:"#/properties/additionalName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4836,10 +13511,9 @@ errors++;
 }
 var _valid0 = _errs7 === errors;
 valid1 = valid1 || _valid0;
+}
 if(!valid1){
-const _errs9 = errors;
-if(data2 !== null){
-const err7 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err7 = {instancePath:instancePath+"/additionalName",schemaPath:"#/properties/additionalName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4848,11 +13522,23 @@ vErrors.push(err7);
 }
 errors++;
 }
-var _valid0 = _errs9 === errors;
-valid1 = valid1 || _valid0;
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
 }
-if(!valid1){
-const err8 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.agentOf !== undefined){
+let data2 = data.agentOf;
+if(typeof data2 === "string"){
+if(!pattern0.test(data2)){
+const err8 = {instancePath:instancePath+"/agentOf",schemaPath:"#/properties/agentOf/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4861,26 +13547,9 @@ vErrors.push(err8);
 }
 errors++;
 }
-else {
-errors = _errs6;
-if(vErrors !== null){
-if(_errs6){
-vErrors.length = _errs6;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.description !== undefined){
-let data3 = data.description;
-const _errs12 = errors;
-let valid2 = false;
-const _errs13 = errors;
-if(typeof data3 === "string"){
-if(func3(data3) > 100000){
-const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+const err9 = {instancePath:instancePath+"/agentOf",schemaPath:"#/properties/agentOf/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4890,8 +13559,13 @@ vErrors.push(err9);
 errors++;
 }
 }
-else {
-const err10 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.customProperties !== undefined){
+let data3 = data.customProperties;
+const _errs12 = errors;
+let valid2 = false;
+const _errs13 = errors;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+const err10 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4905,7 +13579,7 @@ valid2 = valid2 || _valid1;
 if(!valid2){
 const _errs15 = errors;
 if(data3 !== null){
-const err11 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err11 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4918,7 +13592,7 @@ var _valid1 = _errs15 === errors;
 valid2 = valid2 || _valid1;
 }
 if(!valid2){
-const err12 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err12 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4939,14 +13613,14 @@ vErrors = null;
 }
 }
 }
-if(data.email !== undefined){
-let data4 = data.email;
+if(data.description !== undefined){
+let data4 = data.description;
 const _errs18 = errors;
 let valid3 = false;
 const _errs19 = errors;
 if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err13 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(func3(data4) > 100000){
+const err13 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4957,7 +13631,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err14 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4971,7 +13645,7 @@ valid3 = valid3 || _valid2;
 if(!valid3){
 const _errs21 = errors;
 if(data4 !== null){
-const err15 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err15 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4984,7 +13658,7 @@ var _valid2 = _errs21 === errors;
 valid3 = valid3 || _valid2;
 }
 if(!valid3){
-const err16 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err16 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5005,14 +13679,14 @@ vErrors = null;
 }
 }
 }
-if(data.familyName !== undefined){
-let data5 = data.familyName;
+if(data.email !== undefined){
+let data5 = data.email;
 const _errs24 = errors;
 let valid4 = false;
 const _errs25 = errors;
 if(typeof data5 === "string"){
 if(func3(data5) > 1000){
-const err17 = {instancePath:instancePath+"/familyName",schemaPath:"#/properties/familyName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err17 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5023,7 +13697,7 @@ errors++;
 }
 }
 else {
-const err18 = {instancePath:instancePath+"/familyName",schemaPath:"#/properties/familyName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err18 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5037,7 +13711,7 @@ valid4 = valid4 || _valid3;
 if(!valid4){
 const _errs27 = errors;
 if(data5 !== null){
-const err19 = {instancePath:instancePath+"/familyName",schemaPath:"#/properties/familyName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err19 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5050,7 +13724,7 @@ var _valid3 = _errs27 === errors;
 valid4 = valid4 || _valid3;
 }
 if(!valid4){
-const err20 = {instancePath:instancePath+"/familyName",schemaPath:"#/properties/familyName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err20 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5071,11 +13745,14 @@ vErrors = null;
 }
 }
 }
-if(data.givenName !== undefined){
-let data6 = data.givenName;
+if(data.familyName !== undefined){
+let data6 = data.familyName;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
 if(typeof data6 === "string"){
 if(func3(data6) > 1000){
-const err21 = {instancePath:instancePath+"/givenName",schemaPath:"#/properties/givenName/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err21 = {instancePath:instancePath+"/familyName",schemaPath:"#/properties/familyName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5084,8 +13761,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-if(func3(data6) < 1){
-const err22 = {instancePath:instancePath+"/givenName",schemaPath:"#/properties/givenName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err22 = {instancePath:instancePath+"/familyName",schemaPath:"#/properties/familyName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -5094,9 +13772,12 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-else {
-const err23 = {instancePath:instancePath+"/givenName",schemaPath:"#/properties/givenName/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err23 = {instancePath:instancePath+"/familyName",schemaPath:"#/properties/familyName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5105,15 +13786,11 @@ vErrors.push(err23);
 }
 errors++;
 }
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
 }
-if(data.label !== undefined){
-let data7 = data.label;
-const _errs32 = errors;
-let valid5 = false;
-const _errs33 = errors;
-if(typeof data7 === "string"){
-if(func3(data7) > 1000){
-const err24 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!valid5){
+const err24 = {instancePath:instancePath+"/familyName",schemaPath:"#/properties/familyName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5122,8 +13799,25 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(func3(data7) < 1){
-const err25 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data7 = data.favorite;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err25 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5132,9 +13826,12 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-else {
-const err26 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err26 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -5143,12 +13840,11 @@ vErrors.push(err26);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
-if(!valid5){
-const _errs35 = errors;
-if(data7 !== null){
-const err27 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err27 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -5157,11 +13853,23 @@ vErrors.push(err27);
 }
 errors++;
 }
-var _valid4 = _errs35 === errors;
-valid5 = valid5 || _valid4;
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
 }
-if(!valid5){
-const err28 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.givenName !== undefined){
+let data8 = data.givenName;
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err28 = {instancePath:instancePath+"/givenName",schemaPath:"#/properties/givenName/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -5170,25 +13878,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-else {
-errors = _errs32;
-if(vErrors !== null){
-if(_errs32){
-vErrors.length = _errs32;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.status !== undefined){
-let data8 = data.status;
-const _errs38 = errors;
-let valid6 = false;
-const _errs39 = errors;
-if(typeof data8 !== "string"){
-const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data8) < 1){
+const err29 = {instancePath:instancePath+"/givenName",schemaPath:"#/properties/givenName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -5197,8 +13888,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
-const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema20.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err30 = {instancePath:instancePath+"/givenName",schemaPath:"#/properties/givenName/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -5207,12 +13899,15 @@ vErrors.push(err30);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs41 = errors;
-if(data8 !== null){
-const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.label !== undefined){
+let data9 = data.label;
+const _errs44 = errors;
+let valid7 = false;
+const _errs45 = errors;
+if(typeof data9 === "string"){
+if(func3(data9) > 1000){
+const err31 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5221,11 +13916,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-var _valid5 = _errs41 === errors;
-valid6 = valid6 || _valid5;
-}
-if(!valid6){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(func3(data9) < 1){
+const err32 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -5234,26 +13926,9 @@ vErrors.push(err32);
 }
 errors++;
 }
-else {
-errors = _errs38;
-if(vErrors !== null){
-if(_errs38){
-vErrors.length = _errs38;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data9 = data.title;
-const _errs44 = errors;
-let valid7 = false;
-const _errs45 = errors;
-if(typeof data9 === "string"){
-if(func3(data9) > 1000){
-const err33 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -5262,9 +13937,12 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-else {
-const err34 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs47 = errors;
+if(data9 !== null){
+const err34 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -5273,30 +13951,16 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid6 = _errs45 === errors;
+var _valid6 = _errs47 === errors;
 valid7 = valid7 || _valid6;
+}
 if(!valid7){
-const _errs47 = errors;
-if(data9 !== null){
-const err35 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err35 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err35];
 }
 else {
 vErrors.push(err35);
-}
-errors++;
-}
-var _valid6 = _errs47 === errors;
-valid7 = valid7 || _valid6;
-}
-if(!valid7){
-const err36 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
 }
 errors++;
 }
@@ -5312,9 +13976,27 @@ vErrors = null;
 }
 }
 }
+if(data.locked !== undefined){
+let data10 = data.locked;
+const _errs50 = errors;
+let valid8 = false;
+const _errs51 = errors;
+if(typeof data10 !== "boolean"){
+const err36 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err36];
 }
 else {
-const err37 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs53 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -5323,14 +14005,464 @@ vErrors.push(err37);
 }
 errors++;
 }
-validate19.errors = vErrors;
+var _valid7 = _errs53 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err38 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs50;
+if(vErrors !== null){
+if(_errs50){
+vErrors.length = _errs50;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data11 = data.readOnly;
+const _errs56 = errors;
+let valid9 = false;
+const _errs57 = errors;
+if(typeof data11 !== "boolean"){
+const err39 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs59 = errors;
+if(data11 !== null){
+const err40 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+var _valid8 = _errs59 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err41 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+else {
+errors = _errs56;
+if(vErrors !== null){
+if(_errs56){
+vErrors.length = _errs56;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data12 = data.status;
+const _errs62 = errors;
+let valid10 = false;
+const _errs63 = errors;
+if(typeof data12 !== "string"){
+const err42 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(!((((((((((data12 === "WORKING") || (data12 === "SUBMITTED")) || (data12 === "ACCEPTED")) || (data12 === "REJECTED")) || (data12 === "FINAL")) || (data12 === "INACTIVE")) || (data12 === "PUBLISHED")) || (data12 === "DELETENEW")) || (data12 === "INTERMINATION")) || (data12 === "ARCHIVED"))){
+const err43 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema27.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs65 = errors;
+if(data12 !== null){
+const err44 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid9 = _errs65 === errors;
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err45 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+else {
+errors = _errs62;
+if(vErrors !== null){
+if(_errs62){
+vErrors.length = _errs62;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data13 = data.stereotype;
+const _errs68 = errors;
+let valid11 = false;
+const _errs69 = errors;
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err46 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs71 = errors;
+if(data13 !== null){
+const err48 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+var _valid10 = _errs71 === errors;
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err49 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+else {
+errors = _errs68;
+if(vErrors !== null){
+if(_errs68){
+vErrors.length = _errs68;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data14 = data.synonyms;
+const _errs74 = errors;
+let valid12 = false;
+const _errs75 = errors;
+if(Array.isArray(data14)){
+const len0 = data14.length;
+for(let i0=0; i0<len0; i0++){
+let data15 = data14[i0];
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err50 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+else {
+const err51 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+var _valid11 = _errs75 === errors;
+valid12 = valid12 || _valid11;
+if(!valid12){
+const _errs79 = errors;
+if(data14 !== null){
+const err53 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+var _valid11 = _errs79 === errors;
+valid12 = valid12 || _valid11;
+}
+if(!valid12){
+const err54 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+else {
+errors = _errs74;
+if(vErrors !== null){
+if(_errs74){
+vErrors.length = _errs74;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data16 = data.tags;
+const _errs82 = errors;
+let valid15 = false;
+const _errs83 = errors;
+if(Array.isArray(data16)){
+const len1 = data16.length;
+for(let i1=0; i1<len1; i1++){
+let data17 = data16[i1];
+if(typeof data17 === "string"){
+if(func3(data17) > 1000){
+const err55 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+var _valid12 = _errs83 === errors;
+valid15 = valid15 || _valid12;
+if(!valid15){
+const _errs87 = errors;
+if(data16 !== null){
+const err58 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+var _valid12 = _errs87 === errors;
+valid15 = valid15 || _valid12;
+}
+if(!valid15){
+const err59 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+else {
+errors = _errs82;
+if(vErrors !== null){
+if(_errs82){
+vErrors.length = _errs82;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data18 = data.title;
+const _errs90 = errors;
+let valid18 = false;
+const _errs91 = errors;
+if(typeof data18 === "string"){
+if(func3(data18) > 1000){
+const err60 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+else {
+const err61 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+var _valid13 = _errs91 === errors;
+valid18 = valid18 || _valid13;
+if(!valid18){
+const _errs93 = errors;
+if(data18 !== null){
+const err62 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+var _valid13 = _errs93 === errors;
+valid18 = valid18 || _valid13;
+}
+if(!valid18){
+const err63 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+else {
+errors = _errs90;
+if(vErrors !== null){
+if(_errs90){
+vErrors.length = _errs90;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err64 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+validate26.errors = vErrors;
 return errors === 0;
 }
 
-export const validateProcessing = validate20;
-const schema21 = {"type":"object","properties":{"_type":{"const":"Processing"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+export const validatePost = validate27;
+const schema28 = {"type":"object","properties":{"_type":{"const":"Post"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"email":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
-function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5345,7 +14477,806 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "_type") || (key0 === "customProperties")) || (key0 === "description")) || (key0 === "label")) || (key0 === "status")) || (key0 === "title"))){
+if(!(func2.call(schema28.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("Post" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "Post"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.customProperties !== undefined){
+let data1 = data.customProperties;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+const err3 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err4 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err5 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(typeof data2 === "string"){
+if(func3(data2) > 100000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.email !== undefined){
+let data3 = data.email;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 === "string"){
+if(func3(data3) > 1000){
+const err10 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err12 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err13 = {instancePath:instancePath+"/email",schemaPath:"#/properties/email/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data4 = data.favorite;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
+if(typeof data4 !== "boolean"){
+const err14 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err16 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data5 = data.label;
+if(typeof data5 === "string"){
+if(func3(data5) > 1000){
+const err17 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(func3(data5) < 1){
+const err18 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.locked !== undefined){
+let data6 = data.locked;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 !== "boolean"){
+const err20 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err21 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err22 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data7 = data.readOnly;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err23 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data8 = data.status;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 !== "string"){
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema28.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data9 = data.stereotype;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 === "string"){
+if(func3(data9) > 1000){
+const err30 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err33 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data10 = data.synonyms;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(Array.isArray(data10)){
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err34 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs59 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs59 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data12 = data.tags;
+const _errs62 = errors;
+let valid12 = false;
+const _errs63 = errors;
+if(Array.isArray(data12)){
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+let data13 = data12[i1];
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err39 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid12 = valid12 || _valid9;
+if(!valid12){
+const _errs67 = errors;
+if(data12 !== null){
+const err42 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid12 = valid12 || _valid9;
+}
+if(!valid12){
+const err43 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs62;
+if(vErrors !== null){
+if(_errs62){
+vErrors.length = _errs62;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data14 = data.title;
+const _errs70 = errors;
+let valid15 = false;
+const _errs71 = errors;
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs71 === errors;
+valid15 = valid15 || _valid10;
+if(!valid15){
+const _errs73 = errors;
+if(data14 !== null){
+const err46 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid15 = valid15 || _valid10;
+}
+if(!valid15){
+const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs70;
+if(vErrors !== null){
+if(_errs70){
+vErrors.length = _errs70;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+validate27.errors = vErrors;
+return errors === 0;
+}
+
+export const validateProcessing = validate28;
+const schema29 = {"type":"object","properties":{"_type":{"const":"Processing"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.label === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema29.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -5488,11 +15419,13 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data3 = data.label;
-if(typeof data3 === "string"){
-if(func3(data3) > 1000){
-const err10 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5501,8 +15434,12 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(func3(data3) < 1){
-const err11 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5511,9 +15448,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
 }
-else {
-const err12 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5522,14 +15461,23 @@ vErrors.push(err12);
 }
 errors++;
 }
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
 }
-if(data.status !== undefined){
-let data4 = data.status;
-const _errs18 = errors;
-let valid3 = false;
-const _errs19 = errors;
-if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data4 = data.label;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5538,8 +15486,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema21.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(func3(data4) < 1){
+const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5548,12 +15496,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-var _valid2 = _errs19 === errors;
-valid3 = valid3 || _valid2;
-if(!valid3){
-const _errs21 = errors;
-if(data4 !== null){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5562,11 +15507,14 @@ vErrors.push(err15);
 }
 errors++;
 }
-var _valid2 = _errs21 === errors;
-valid3 = valid3 || _valid2;
 }
-if(!valid3){
-const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data.locked !== undefined){
+let data5 = data.locked;
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(typeof data5 !== "boolean"){
+const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5575,26 +15523,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-else {
-errors = _errs18;
-if(vErrors !== null){
-if(_errs18){
-vErrors.length = _errs18;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data5 = data.title;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 === "string"){
-if(func3(data5) > 1000){
-const err17 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs27 = errors;
+if(data5 !== null){
+const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5603,41 +15537,16 @@ vErrors.push(err17);
 }
 errors++;
 }
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
 }
-else {
-const err18 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid4){
+const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
-}
-errors++;
-}
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err19 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
-}
-if(!valid4){
-const err20 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
 }
 errors++;
 }
@@ -5653,9 +15562,40 @@ vErrors = null;
 }
 }
 }
+if(data.readOnly !== undefined){
+let data6 = data.readOnly;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 !== "boolean"){
+const err19 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err19];
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err20 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err21 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5664,14 +15604,397 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate20.errors = vErrors;
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data7 = data.status;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "string"){
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema29.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data8 = data.stereotype;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err26 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data9 = data.synonyms;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err30 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs53 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs53 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data11 = data.tags;
+const _errs56 = errors;
+let valid11 = false;
+const _errs57 = errors;
+if(Array.isArray(data11)){
+const len1 = data11.length;
+for(let i1=0; i1<len1; i1++){
+let data12 = data11[i1];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err35 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid11 = valid11 || _valid8;
+if(!valid11){
+const _errs61 = errors;
+if(data11 !== null){
+const err38 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid8 = _errs61 === errors;
+valid11 = valid11 || _valid8;
+}
+if(!valid11){
+const err39 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+else {
+errors = _errs56;
+if(vErrors !== null){
+if(_errs56){
+vErrors.length = _errs56;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data13 = data.title;
+const _errs64 = errors;
+let valid14 = false;
+const _errs65 = errors;
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err40 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs65 === errors;
+valid14 = valid14 || _valid9;
+if(!valid14){
+const _errs67 = errors;
+if(data13 !== null){
+const err42 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid14 = valid14 || _valid9;
+}
+if(!valid14){
+const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs64;
+if(vErrors !== null){
+if(_errs64){
+vErrors.length = _errs64;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+validate28.errors = vErrors;
 return errors === 0;
 }
 
-export const validateScheme = validate21;
-const schema22 = {"type":"object","properties":{"_type":{"const":"Scheme"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+export const validateReferenceObject = validate29;
+const schema30 = {"type":"object","properties":{"_type":{"const":"ReferenceObject"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5686,7 +16009,1972 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((((((key0 === "_type") || (key0 === "customProperties")) || (key0 === "description")) || (key0 === "label")) || (key0 === "status")) || (key0 === "title"))){
+if(!(func2.call(schema30.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("ReferenceObject" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "ReferenceObject"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.customProperties !== undefined){
+let data1 = data.customProperties;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+const err3 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err4 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err5 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(typeof data2 === "string"){
+if(func3(data2) > 100000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data4 = data.label;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(func3(data4) < 1){
+const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.locked !== undefined){
+let data5 = data.locked;
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(typeof data5 !== "boolean"){
+const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs27 = errors;
+if(data5 !== null){
+const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data6 = data.readOnly;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 !== "boolean"){
+const err19 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err20 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err21 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data7 = data.status;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "string"){
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
+const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema30.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data8 = data.stereotype;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err26 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+else {
+const err27 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data9 = data.synonyms;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+let data10 = data9[i0];
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err30 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs53 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs53 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data11 = data.tags;
+const _errs56 = errors;
+let valid11 = false;
+const _errs57 = errors;
+if(Array.isArray(data11)){
+const len1 = data11.length;
+for(let i1=0; i1<len1; i1++){
+let data12 = data11[i1];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err35 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid11 = valid11 || _valid8;
+if(!valid11){
+const _errs61 = errors;
+if(data11 !== null){
+const err38 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+var _valid8 = _errs61 === errors;
+valid11 = valid11 || _valid8;
+}
+if(!valid11){
+const err39 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+else {
+errors = _errs56;
+if(vErrors !== null){
+if(_errs56){
+vErrors.length = _errs56;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data13 = data.title;
+const _errs64 = errors;
+let valid14 = false;
+const _errs65 = errors;
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err40 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs65 === errors;
+valid14 = valid14 || _valid9;
+if(!valid14){
+const _errs67 = errors;
+if(data13 !== null){
+const err42 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid14 = valid14 || _valid9;
+}
+if(!valid14){
+const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs64;
+if(vErrors !== null){
+if(_errs64){
+vErrors.length = _errs64;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+validate29.errors = vErrors;
+return errors === 0;
+}
+
+export const validateReferenceValue = validate30;
+const schema31 = {"type":"object","properties":{"_type":{"const":"ReferenceValue"},"code":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"timeSeries":{"anyOf":[{"type":"array","items":{"type":"object","properties":{"code":{"type":"string","maxLength":1000,"minLength":1},"shortText":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"validFrom":{"anyOf":[{"type":"integer","format":"int64","minimum":-8640000000000000,"maximum":8640000000000000},{"type":"null"}]},"validTo":{"anyOf":[{"type":"integer","format":"int64","minimum":-8640000000000000,"maximum":8640000000000000},{"type":"null"}]}},"required":["code"],"additionalProperties":false},"maxItems":1000},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.label === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema31.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("ReferenceValue" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "ReferenceValue"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.code !== undefined){
+let data1 = data.code;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(typeof data1 === "string"){
+if(func3(data1) > 1000){
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err5 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err6 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.customProperties !== undefined){
+let data2 = data.customProperties;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(!(data2 && typeof data2 == "object" && !Array.isArray(data2))){
+const err7 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data3 = data.description;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 === "string"){
+if(func3(data3) > 100000){
+const err10 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err12 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err13 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data4 = data.favorite;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
+if(typeof data4 !== "boolean"){
+const err14 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err16 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data5 = data.label;
+if(typeof data5 === "string"){
+if(func3(data5) > 1000){
+const err17 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(func3(data5) < 1){
+const err18 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.locked !== undefined){
+let data6 = data.locked;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 !== "boolean"){
+const err20 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err21 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err22 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.order !== undefined){
+let data7 = data.order;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err23 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 9007199254740991 || isNaN(data7)){
+const err24 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data7 < -9007199254740991 || isNaN(data7)){
+const err25 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err26 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err27 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data8 = data.readOnly;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 !== "boolean"){
+const err28 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err29 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err30 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data9 = data.status;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 !== "string"){
+const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema31.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data10 = data.stereotype;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err35 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data11 = data.synonyms;
+const _errs60 = errors;
+let valid10 = false;
+const _errs61 = errors;
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err39 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs65 = errors;
+if(data11 !== null){
+const err42 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs65 === errors;
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err43 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data13 = data.tags;
+const _errs68 = errors;
+let valid13 = false;
+const _errs69 = errors;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i1=0; i1<len1; i1++){
+let data14 = data13[i1];
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err44 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid13 = valid13 || _valid10;
+if(!valid13){
+const _errs73 = errors;
+if(data13 !== null){
+const err47 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid13 = valid13 || _valid10;
+}
+if(!valid13){
+const err48 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+else {
+errors = _errs68;
+if(vErrors !== null){
+if(_errs68){
+vErrors.length = _errs68;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.timeSeries !== undefined){
+let data15 = data.timeSeries;
+const _errs76 = errors;
+let valid16 = false;
+const _errs77 = errors;
+if(Array.isArray(data15)){
+if(data15.length > 1000){
+const err49 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf/0/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+const len2 = data15.length;
+for(let i2=0; i2<len2; i2++){
+let data16 = data15[i2];
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.code === undefined){
+const err50 = {instancePath:instancePath+"/timeSeries/" + i2,schemaPath:"#/properties/timeSeries/anyOf/0/items/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+for(const key1 in data16){
+if(!((((key1 === "code") || (key1 === "shortText")) || (key1 === "validFrom")) || (key1 === "validTo"))){
+const err51 = {instancePath:instancePath+"/timeSeries/" + i2,schemaPath:"#/properties/timeSeries/anyOf/0/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data16.code !== undefined){
+let data17 = data16.code;
+if(typeof data17 === "string"){
+if(func3(data17) > 1000){
+const err52 = {instancePath:instancePath+"/timeSeries/" + i2+"/code",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/code/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(func3(data17) < 1){
+const err53 = {instancePath:instancePath+"/timeSeries/" + i2+"/code",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/timeSeries/" + i2+"/code",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data16.shortText !== undefined){
+let data18 = data16.shortText;
+const _errs85 = errors;
+let valid20 = false;
+const _errs86 = errors;
+if(typeof data18 === "string"){
+if(func3(data18) > 1000){
+const err55 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+var _valid12 = _errs86 === errors;
+valid20 = valid20 || _valid12;
+if(!valid20){
+const _errs88 = errors;
+if(data18 !== null){
+const err57 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+var _valid12 = _errs88 === errors;
+valid20 = valid20 || _valid12;
+}
+if(!valid20){
+const err58 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+else {
+errors = _errs85;
+if(vErrors !== null){
+if(_errs85){
+vErrors.length = _errs85;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data16.validFrom !== undefined){
+let data19 = data16.validFrom;
+const _errs91 = errors;
+let valid21 = false;
+const _errs92 = errors;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err59 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 8640000000000000 || isNaN(data19)){
+const err60 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8640000000000000},message:"must be <= 8640000000000000"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if(data19 < -8640000000000000 || isNaN(data19)){
+const err61 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -8640000000000000},message:"must be >= -8640000000000000"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+var _valid13 = _errs92 === errors;
+valid21 = valid21 || _valid13;
+if(!valid21){
+const _errs94 = errors;
+if(data19 !== null){
+const err62 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+var _valid13 = _errs94 === errors;
+valid21 = valid21 || _valid13;
+}
+if(!valid21){
+const err63 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+else {
+errors = _errs91;
+if(vErrors !== null){
+if(_errs91){
+vErrors.length = _errs91;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data16.validTo !== undefined){
+let data20 = data16.validTo;
+const _errs97 = errors;
+let valid22 = false;
+const _errs98 = errors;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err64 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 8640000000000000 || isNaN(data20)){
+const err65 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8640000000000000},message:"must be <= 8640000000000000"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if(data20 < -8640000000000000 || isNaN(data20)){
+const err66 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -8640000000000000},message:"must be >= -8640000000000000"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+var _valid14 = _errs98 === errors;
+valid22 = valid22 || _valid14;
+if(!valid22){
+const _errs100 = errors;
+if(data20 !== null){
+const err67 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+var _valid14 = _errs100 === errors;
+valid22 = valid22 || _valid14;
+}
+if(!valid22){
+const err68 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+else {
+errors = _errs97;
+if(vErrors !== null){
+if(_errs97){
+vErrors.length = _errs97;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/timeSeries/" + i2,schemaPath:"#/properties/timeSeries/anyOf/0/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+var _valid11 = _errs77 === errors;
+valid16 = valid16 || _valid11;
+if(!valid16){
+const _errs102 = errors;
+if(data15 !== null){
+const err71 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+var _valid11 = _errs102 === errors;
+valid16 = valid16 || _valid11;
+}
+if(!valid16){
+const err72 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+else {
+errors = _errs76;
+if(vErrors !== null){
+if(_errs76){
+vErrors.length = _errs76;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data21 = data.title;
+const _errs105 = errors;
+let valid23 = false;
+const _errs106 = errors;
+if(typeof data21 === "string"){
+if(func3(data21) > 1000){
+const err73 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+var _valid15 = _errs106 === errors;
+valid23 = valid23 || _valid15;
+if(!valid23){
+const _errs108 = errors;
+if(data21 !== null){
+const err75 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+var _valid15 = _errs108 === errors;
+valid23 = valid23 || _valid15;
+}
+if(!valid23){
+const err76 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+else {
+errors = _errs105;
+if(vErrors !== null){
+if(_errs105){
+vErrors.length = _errs105;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err77 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+
+export const validateScheme = validate31;
+const schema32 = {"type":"object","properties":{"_type":{"const":"Scheme"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"modelType":{"anyOf":[{"type":"string","enum":["BusinessDataModel","DataCatalog","DataDomainModel","DataModel","MeasuresCatalog","ProcessingDirectory","ProjectDirectory","QualityModel","ReferenceDataModel","SystemCatalog"]},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.label === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema32.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -5829,11 +18117,13 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data3 = data.label;
-if(typeof data3 === "string"){
-if(func3(data3) > 1000){
-const err10 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5842,8 +18132,12 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(func3(data3) < 1){
-const err11 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5852,9 +18146,11 @@ vErrors.push(err11);
 }
 errors++;
 }
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
 }
-else {
-const err12 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5863,14 +18159,23 @@ vErrors.push(err12);
 }
 errors++;
 }
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
 }
-if(data.status !== undefined){
-let data4 = data.status;
-const _errs18 = errors;
-let valid3 = false;
-const _errs19 = errors;
-if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data4 = data.label;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5879,8 +18184,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema22.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(func3(data4) < 1){
+const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5889,12 +18194,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-var _valid2 = _errs19 === errors;
-valid3 = valid3 || _valid2;
-if(!valid3){
-const _errs21 = errors;
-if(data4 !== null){
-const err15 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5903,11 +18205,14 @@ vErrors.push(err15);
 }
 errors++;
 }
-var _valid2 = _errs21 === errors;
-valid3 = valid3 || _valid2;
 }
-if(!valid3){
-const err16 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(data.locked !== undefined){
+let data5 = data.locked;
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(typeof data5 !== "boolean"){
+const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5916,26 +18221,12 @@ vErrors.push(err16);
 }
 errors++;
 }
-else {
-errors = _errs18;
-if(vErrors !== null){
-if(_errs18){
-vErrors.length = _errs18;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data5 = data.title;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 === "string"){
-if(func3(data5) > 1000){
-const err17 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs27 = errors;
+if(data5 !== null){
+const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5944,41 +18235,16 @@ vErrors.push(err17);
 }
 errors++;
 }
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
 }
-else {
-const err18 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid4){
+const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
-}
-errors++;
-}
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err19 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
-}
-if(!valid4){
-const err20 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
 }
 errors++;
 }
@@ -5994,9 +18260,37 @@ vErrors = null;
 }
 }
 }
+if(data.modelType !== undefined){
+let data6 = data.modelType;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 !== "string"){
+const err19 = {instancePath:instancePath+"/modelType",schemaPath:"#/properties/modelType/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err19);
+}
+errors++;
+}
+if(!((((((((((data6 === "BusinessDataModel") || (data6 === "DataCatalog")) || (data6 === "DataDomainModel")) || (data6 === "DataModel")) || (data6 === "MeasuresCatalog")) || (data6 === "ProcessingDirectory")) || (data6 === "ProjectDirectory")) || (data6 === "QualityModel")) || (data6 === "ReferenceDataModel")) || (data6 === "SystemCatalog"))){
+const err20 = {instancePath:instancePath+"/modelType",schemaPath:"#/properties/modelType/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema32.properties.modelType.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err21 = {instancePath:instancePath+"/modelType",schemaPath:"#/properties/modelType/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6005,14 +18299,1263 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate21.errors = vErrors;
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err22 = {instancePath:instancePath+"/modelType",schemaPath:"#/properties/modelType/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data7 = data.readOnly;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err23 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data8 = data.status;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 !== "string"){
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema32.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data9 = data.stereotype;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 === "string"){
+if(func3(data9) > 1000){
+const err30 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err33 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data10 = data.synonyms;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(Array.isArray(data10)){
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err34 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs59 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs59 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data12 = data.tags;
+const _errs62 = errors;
+let valid12 = false;
+const _errs63 = errors;
+if(Array.isArray(data12)){
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+let data13 = data12[i1];
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err39 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid12 = valid12 || _valid9;
+if(!valid12){
+const _errs67 = errors;
+if(data12 !== null){
+const err42 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid12 = valid12 || _valid9;
+}
+if(!valid12){
+const err43 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs62;
+if(vErrors !== null){
+if(_errs62){
+vErrors.length = _errs62;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data14 = data.title;
+const _errs70 = errors;
+let valid15 = false;
+const _errs71 = errors;
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs71 === errors;
+valid15 = valid15 || _valid10;
+if(!valid15){
+const _errs73 = errors;
+if(data14 !== null){
+const err46 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid15 = valid15 || _valid10;
+}
+if(!valid15){
+const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs70;
+if(vErrors !== null){
+if(_errs70){
+vErrors.length = _errs70;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+validate31.errors = vErrors;
 return errors === 0;
 }
 
-export const validateTenant = validate22;
-const schema23 = {"type":"object","properties":{"_type":{"const":"Tenant"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+export const validateSystem = validate32;
+const schema33 = {"type":"object","properties":{"_type":{"const":"System"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"physicalName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.label === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema33.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("System" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "System"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.customProperties !== undefined){
+let data1 = data.customProperties;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+const err3 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err4 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err5 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(typeof data2 === "string"){
+if(func3(data2) > 100000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data4 = data.label;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(func3(data4) < 1){
+const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.locked !== undefined){
+let data5 = data.locked;
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(typeof data5 !== "boolean"){
+const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs27 = errors;
+if(data5 !== null){
+const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.physicalName !== undefined){
+let data6 = data.physicalName;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err19 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err21 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err22 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data7 = data.readOnly;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err23 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data8 = data.status;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 !== "string"){
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema33.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data9 = data.stereotype;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 === "string"){
+if(func3(data9) > 1000){
+const err30 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err33 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data10 = data.synonyms;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(Array.isArray(data10)){
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err34 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs59 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs59 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data12 = data.tags;
+const _errs62 = errors;
+let valid12 = false;
+const _errs63 = errors;
+if(Array.isArray(data12)){
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+let data13 = data12[i1];
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err39 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid12 = valid12 || _valid9;
+if(!valid12){
+const _errs67 = errors;
+if(data12 !== null){
+const err42 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid12 = valid12 || _valid9;
+}
+if(!valid12){
+const err43 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs62;
+if(vErrors !== null){
+if(_errs62){
+vErrors.length = _errs62;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data14 = data.title;
+const _errs70 = errors;
+let valid15 = false;
+const _errs71 = errors;
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs71 === errors;
+valid15 = valid15 || _valid10;
+if(!valid15){
+const _errs73 = errors;
+if(data14 !== null){
+const err46 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid15 = valid15 || _valid10;
+}
+if(!valid15){
+const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs70;
+if(vErrors !== null){
+if(_errs70){
+vErrors.length = _errs70;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+
+export const validateTenant = validate33;
+const schema34 = {"type":"object","properties":{"_type":{"const":"Tenant"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6221,7 +19764,7 @@ vErrors.push(err13);
 errors++;
 }
 if(!((((((((((data4 === "WORKING") || (data4 === "SUBMITTED")) || (data4 === "ACCEPTED")) || (data4 === "REJECTED")) || (data4 === "FINAL")) || (data4 === "INACTIVE")) || (data4 === "PUBLISHED")) || (data4 === "DELETENEW")) || (data4 === "INTERMINATION")) || (data4 === "ARCHIVED"))){
-const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema23.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+const err14 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema34.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6346,14 +19889,2359 @@ vErrors.push(err21);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
 
-export const validateUser = validate23;
-const schema24 = {"type":"object","properties":{"_type":{"const":"User"},"accessLevel":{"anyOf":[{"type":"string","enum":["READ_ONLY","EDITOR","ADMINISTRATOR"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"defaultTenant":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"isPerson":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"loginId":{"type":"string","maxLength":1000,"minLength":1},"password":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"serviceUser":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"statementTimeout":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["loginId"],"additionalProperties":false};
+export const validateUmlAttribute = validate34;
+const schema35 = {"type":"object","properties":{"_type":{"const":"UmlAttribute"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"hasDomain":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"hasRange":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"physicalName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.label === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema35.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("UmlAttribute" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "UmlAttribute"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.customProperties !== undefined){
+let data1 = data.customProperties;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+const err3 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err4 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err5 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(typeof data2 === "string"){
+if(func3(data2) > 100000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.hasDomain !== undefined){
+let data4 = data.hasDomain;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
+if(typeof data4 === "string"){
+if(!pattern0.test(data4)){
+const err13 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+else {
+const err14 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err16 = {instancePath:instancePath+"/hasDomain",schemaPath:"#/properties/hasDomain/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.hasRange !== undefined){
+let data5 = data.hasRange;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+const err17 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs31 = errors;
+if(data5 !== null){
+const err19 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err20 = {instancePath:instancePath+"/hasRange",schemaPath:"#/properties/hasRange/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data6 = data.label;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err21 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(func3(data6) < 1){
+const err22 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data.locked !== undefined){
+let data7 = data.locked;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err26 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.order !== undefined){
+let data8 = data.order;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err27 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 9007199254740991 || isNaN(data8)){
+const err28 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data8 < -9007199254740991 || isNaN(data8)){
+const err29 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err30 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err31 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.physicalName !== undefined){
+let data9 = data.physicalName;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 === "string"){
+if(func3(data9) > 1000){
+const err32 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err34 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err35 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data10 = data.readOnly;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 !== "boolean"){
+const err36 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data11 = data.status;
+const _errs60 = errors;
+let valid10 = false;
+const _errs61 = errors;
+if(typeof data11 !== "string"){
+const err39 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(!((((((((((data11 === "WORKING") || (data11 === "SUBMITTED")) || (data11 === "ACCEPTED")) || (data11 === "REJECTED")) || (data11 === "FINAL")) || (data11 === "INACTIVE")) || (data11 === "PUBLISHED")) || (data11 === "DELETENEW")) || (data11 === "INTERMINATION")) || (data11 === "ARCHIVED"))){
+const err40 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema35.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err41 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err42 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data12 = data.stereotype;
+const _errs66 = errors;
+let valid11 = false;
+const _errs67 = errors;
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err43 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs69 = errors;
+if(data12 !== null){
+const err45 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err46 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+else {
+errors = _errs66;
+if(vErrors !== null){
+if(_errs66){
+vErrors.length = _errs66;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data13 = data.synonyms;
+const _errs72 = errors;
+let valid12 = false;
+const _errs73 = errors;
+if(Array.isArray(data13)){
+const len0 = data13.length;
+for(let i0=0; i0<len0; i0++){
+let data14 = data13[i0];
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err47 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+else {
+const err48 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid11 = _errs73 === errors;
+valid12 = valid12 || _valid11;
+if(!valid12){
+const _errs77 = errors;
+if(data13 !== null){
+const err50 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs77 === errors;
+valid12 = valid12 || _valid11;
+}
+if(!valid12){
+const err51 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+else {
+errors = _errs72;
+if(vErrors !== null){
+if(_errs72){
+vErrors.length = _errs72;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data15 = data.tags;
+const _errs80 = errors;
+let valid15 = false;
+const _errs81 = errors;
+if(Array.isArray(data15)){
+const len1 = data15.length;
+for(let i1=0; i1<len1; i1++){
+let data16 = data15[i1];
+if(typeof data16 === "string"){
+if(func3(data16) > 1000){
+const err52 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+var _valid12 = _errs81 === errors;
+valid15 = valid15 || _valid12;
+if(!valid15){
+const _errs85 = errors;
+if(data15 !== null){
+const err55 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid12 = _errs85 === errors;
+valid15 = valid15 || _valid12;
+}
+if(!valid15){
+const err56 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+else {
+errors = _errs80;
+if(vErrors !== null){
+if(_errs80){
+vErrors.length = _errs80;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data17 = data.title;
+const _errs88 = errors;
+let valid18 = false;
+const _errs89 = errors;
+if(typeof data17 === "string"){
+if(func3(data17) > 1000){
+const err57 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+else {
+const err58 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+var _valid13 = _errs89 === errors;
+valid18 = valid18 || _valid13;
+if(!valid18){
+const _errs91 = errors;
+if(data17 !== null){
+const err59 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+var _valid13 = _errs91 === errors;
+valid18 = valid18 || _valid13;
+}
+if(!valid18){
+const err60 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+else {
+errors = _errs88;
+if(vErrors !== null){
+if(_errs88){
+vErrors.length = _errs88;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+validate34.errors = vErrors;
+return errors === 0;
+}
+
+export const validateUmlClass = validate35;
+const schema36 = {"type":"object","properties":{"_type":{"const":"UmlClass"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"physicalName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.label === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "label"},message:"must have required property '"+"label"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema36.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("UmlClass" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "UmlClass"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.customProperties !== undefined){
+let data1 = data.customProperties;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+const err3 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err4 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err5 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(typeof data2 === "string"){
+if(func3(data2) > 100000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.favorite !== undefined){
+let data3 = data.favorite;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 !== "boolean"){
+const err10 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err11 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err12 = {instancePath:instancePath+"/favorite",schemaPath:"#/properties/favorite/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data4 = data.label;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(func3(data4) < 1){
+const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.locked !== undefined){
+let data5 = data.locked;
+const _errs24 = errors;
+let valid4 = false;
+const _errs25 = errors;
+if(typeof data5 !== "boolean"){
+const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs27 = errors;
+if(data5 !== null){
+const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid3 = _errs27 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+else {
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.physicalName !== undefined){
+let data6 = data.physicalName;
+const _errs30 = errors;
+let valid5 = false;
+const _errs31 = errors;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err19 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs33 = errors;
+if(data6 !== null){
+const err21 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err22 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.readOnly !== undefined){
+let data7 = data.readOnly;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err23 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err24 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err25 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+else {
+errors = _errs36;
+if(vErrors !== null){
+if(_errs36){
+vErrors.length = _errs36;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data8 = data.status;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 !== "string"){
+const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
+const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema36.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data9 = data.stereotype;
+const _errs48 = errors;
+let valid8 = false;
+const _errs49 = errors;
+if(typeof data9 === "string"){
+if(func3(data9) > 1000){
+const err30 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err33 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs48;
+if(vErrors !== null){
+if(_errs48){
+vErrors.length = _errs48;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data10 = data.synonyms;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(Array.isArray(data10)){
+const len0 = data10.length;
+for(let i0=0; i0<len0; i0++){
+let data11 = data10[i0];
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err34 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs59 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs59 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data12 = data.tags;
+const _errs62 = errors;
+let valid12 = false;
+const _errs63 = errors;
+if(Array.isArray(data12)){
+const len1 = data12.length;
+for(let i1=0; i1<len1; i1++){
+let data13 = data12[i1];
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err39 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid12 = valid12 || _valid9;
+if(!valid12){
+const _errs67 = errors;
+if(data12 !== null){
+const err42 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+var _valid9 = _errs67 === errors;
+valid12 = valid12 || _valid9;
+}
+if(!valid12){
+const err43 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+else {
+errors = _errs62;
+if(vErrors !== null){
+if(_errs62){
+vErrors.length = _errs62;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data14 = data.title;
+const _errs70 = errors;
+let valid15 = false;
+const _errs71 = errors;
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs71 === errors;
+valid15 = valid15 || _valid10;
+if(!valid15){
+const _errs73 = errors;
+if(data14 !== null){
+const err46 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid15 = valid15 || _valid10;
+}
+if(!valid15){
+const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs70;
+if(vErrors !== null){
+if(_errs70){
+vErrors.length = _errs70;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+validate35.errors = vErrors;
+return errors === 0;
+}
+
+export const validateUsage = validate36;
+const schema37 = {"type":"object","properties":{"_type":{"const":"Usage"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"qualifier":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"usageOf":{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},"usedBy":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]}},"required":["usageOf"],"additionalProperties":false};
+
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.usageOf === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "usageOf"},message:"must have required property '"+"usageOf"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema37.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data._type !== undefined){
+if("Usage" !== data._type){
+const err2 = {instancePath:instancePath+"/_type",schemaPath:"#/properties/_type/const",keyword:"const",params:{allowedValue: "Usage"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.customProperties !== undefined){
+let data1 = data.customProperties;
+const _errs4 = errors;
+let valid1 = false;
+const _errs5 = errors;
+if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
+const err3 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+var _valid0 = _errs5 === errors;
+valid1 = valid1 || _valid0;
+if(!valid1){
+const _errs7 = errors;
+if(data1 !== null){
+const err4 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+var _valid0 = _errs7 === errors;
+valid1 = valid1 || _valid0;
+}
+if(!valid1){
+const err5 = {instancePath:instancePath+"/customProperties",schemaPath:"#/properties/customProperties/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+else {
+errors = _errs4;
+if(vErrors !== null){
+if(_errs4){
+vErrors.length = _errs4;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.description !== undefined){
+let data2 = data.description;
+const _errs10 = errors;
+let valid2 = false;
+const _errs11 = errors;
+if(typeof data2 === "string"){
+if(func3(data2) > 100000){
+const err6 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+var _valid1 = _errs11 === errors;
+valid2 = valid2 || _valid1;
+if(!valid2){
+const _errs13 = errors;
+if(data2 !== null){
+const err8 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+var _valid1 = _errs13 === errors;
+valid2 = valid2 || _valid1;
+}
+if(!valid2){
+const err9 = {instancePath:instancePath+"/description",schemaPath:"#/properties/description/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+else {
+errors = _errs10;
+if(vErrors !== null){
+if(_errs10){
+vErrors.length = _errs10;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data3 = data.label;
+const _errs16 = errors;
+let valid3 = false;
+const _errs17 = errors;
+if(typeof data3 === "string"){
+if(func3(data3) > 1000){
+const err10 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func3(data3) < 1){
+const err11 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+var _valid2 = _errs17 === errors;
+valid3 = valid3 || _valid2;
+if(!valid3){
+const _errs19 = errors;
+if(data3 !== null){
+const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+var _valid2 = _errs19 === errors;
+valid3 = valid3 || _valid2;
+}
+if(!valid3){
+const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+else {
+errors = _errs16;
+if(vErrors !== null){
+if(_errs16){
+vErrors.length = _errs16;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.qualifier !== undefined){
+let data4 = data.qualifier;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err15 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err17 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
+}
+if(!valid4){
+const err18 = {instancePath:instancePath+"/qualifier",schemaPath:"#/properties/qualifier/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data5 = data.status;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 !== "string"){
+const err19 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!((((((((((data5 === "WORKING") || (data5 === "SUBMITTED")) || (data5 === "ACCEPTED")) || (data5 === "REJECTED")) || (data5 === "FINAL")) || (data5 === "INACTIVE")) || (data5 === "PUBLISHED")) || (data5 === "DELETENEW")) || (data5 === "INTERMINATION")) || (data5 === "ARCHIVED"))){
+const err20 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema37.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs31 = errors;
+if(data5 !== null){
+const err21 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data6 = data.title;
+const _errs34 = errors;
+let valid6 = false;
+const _errs35 = errors;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err23 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+var _valid5 = _errs35 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs37 = errors;
+if(data6 !== null){
+const err25 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err26 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+else {
+errors = _errs34;
+if(vErrors !== null){
+if(_errs34){
+vErrors.length = _errs34;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.usageOf !== undefined){
+let data7 = data.usageOf;
+if(typeof data7 === "string"){
+if(!pattern0.test(data7)){
+const err27 = {instancePath:instancePath+"/usageOf",schemaPath:"#/properties/usageOf/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/usageOf",schemaPath:"#/properties/usageOf/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data.usedBy !== undefined){
+let data8 = data.usedBy;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 === "string"){
+if(!pattern0.test(data8)){
+const err29 = {instancePath:instancePath+"/usedBy",schemaPath:"#/properties/usedBy/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/usedBy",schemaPath:"#/properties/usedBy/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
+if(!valid7){
+const _errs45 = errors;
+if(data8 !== null){
+const err31 = {instancePath:instancePath+"/usedBy",schemaPath:"#/properties/usedBy/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err32 = {instancePath:instancePath+"/usedBy",schemaPath:"#/properties/usedBy/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+else {
+errors = _errs42;
+if(vErrors !== null){
+if(_errs42){
+vErrors.length = _errs42;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+validate36.errors = vErrors;
+return errors === 0;
+}
+
+export const validateUser = validate37;
+const schema38 = {"type":"object","properties":{"_type":{"const":"User"},"accessLevel":{"anyOf":[{"type":"string","enum":["READ_ONLY","EDITOR","ADMINISTRATOR"]},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"defaultTenant":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"familyName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"givenName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"isPerson":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"anyOf":[{"type":"string","maxLength":1000,"minLength":1},{"type":"null"}]},"loginId":{"type":"string","maxLength":1000,"minLength":1},"password":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"serviceUser":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"statementTimeout":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["loginId"],"additionalProperties":false};
+
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6368,7 +22256,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func2.call(schema24.properties, key0))){
+if(!(func2.call(schema38.properties, key0))){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -6407,7 +22295,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((data1 === "READ_ONLY") || (data1 === "EDITOR")) || (data1 === "ADMINISTRATOR"))){
-const err4 = {instancePath:instancePath+"/accessLevel",schemaPath:"#/properties/accessLevel/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema24.properties.accessLevel.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+const err4 = {instancePath:instancePath+"/accessLevel",schemaPath:"#/properties/accessLevel/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema38.properties.accessLevel.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7150,7 +23038,7 @@ vErrors.push(err49);
 errors++;
 }
 if(!((((((((((data13 === "WORKING") || (data13 === "SUBMITTED")) || (data13 === "ACCEPTED")) || (data13 === "REJECTED")) || (data13 === "FINAL")) || (data13 === "INACTIVE")) || (data13 === "PUBLISHED")) || (data13 === "DELETENEW")) || (data13 === "INTERMINATION")) || (data13 === "ARCHIVED"))){
-const err50 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+const err50 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema38.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -7275,7 +23163,7 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
 
@@ -7285,14 +23173,28 @@ export const validators: { [T in keyof WritableStates]: WritableStateGuard<Writa
   BusinessAttribute: validateBusinessAttribute,
   Classifier: validateClassifier,
   Collection: validateCollection,
+  Composition: validateComposition,
+  DataObject: validateDataObject,
+  Dataset: validateDataset,
+  Datatype: validateDatatype,
+  Deployment: validateDeployment,
   Derivation: validateDerivation,
+  Distribution: validateDistribution,
   Enumeration: validateEnumeration,
   Group: validateGroup,
+  HoldsPost: validateHoldsPost,
   Literal: validateLiteral,
   Organization: validateOrganization,
   Person: validatePerson,
+  Post: validatePost,
   Processing: validateProcessing,
+  ReferenceObject: validateReferenceObject,
+  ReferenceValue: validateReferenceValue,
   Scheme: validateScheme,
+  System: validateSystem,
   Tenant: validateTenant,
+  UmlAttribute: validateUmlAttribute,
+  UmlClass: validateUmlClass,
+  Usage: validateUsage,
   User: validateUser,
 };

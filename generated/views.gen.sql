@@ -11,26 +11,54 @@ drop view if exists classifier_version_view cascade;
 drop view if exists classifier_view cascade;
 drop view if exists collection_version_view cascade;
 drop view if exists collection_view cascade;
+drop view if exists composition_version_view cascade;
+drop view if exists composition_view cascade;
 drop view if exists customproperties_version_view cascade;
 drop view if exists customproperties_view cascade;
+drop view if exists data_object_version_view cascade;
+drop view if exists data_object_view cascade;
+drop view if exists dataset_version_view cascade;
+drop view if exists dataset_view cascade;
+drop view if exists datatype_version_view cascade;
+drop view if exists datatype_view cascade;
+drop view if exists deployment_version_view cascade;
+drop view if exists deployment_view cascade;
 drop view if exists derivation_version_view cascade;
 drop view if exists derivation_view cascade;
+drop view if exists distribution_version_view cascade;
+drop view if exists distribution_view cascade;
 drop view if exists enumeration_version_view cascade;
 drop view if exists enumeration_view cascade;
 drop view if exists group_version_view cascade;
 drop view if exists group_view cascade;
+drop view if exists holds_post_version_view cascade;
+drop view if exists holds_post_view cascade;
 drop view if exists literal_version_view cascade;
 drop view if exists literal_view cascade;
 drop view if exists organization_version_view cascade;
 drop view if exists organization_view cascade;
 drop view if exists person_version_view cascade;
 drop view if exists person_view cascade;
+drop view if exists post_version_view cascade;
+drop view if exists post_view cascade;
 drop view if exists processing_version_view cascade;
 drop view if exists processing_view cascade;
+drop view if exists reference_object_version_view cascade;
+drop view if exists reference_object_view cascade;
+drop view if exists reference_value_version_view cascade;
+drop view if exists reference_value_view cascade;
 drop view if exists scheme_version_view cascade;
 drop view if exists scheme_view cascade;
+drop view if exists system_version_view cascade;
+drop view if exists system_view cascade;
 drop view if exists tenant_version_view cascade;
 drop view if exists tenant_view cascade;
+drop view if exists uml_attribute_version_view cascade;
+drop view if exists uml_attribute_view cascade;
+drop view if exists uml_class_version_view cascade;
+drop view if exists uml_class_view cascade;
+drop view if exists usage_version_view cascade;
+drop view if exists usage_view cascade;
 drop view if exists user_version_view cascade;
 drop view if exists user_view cascade;
 
@@ -43,11 +71,17 @@ select
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
@@ -67,11 +101,17 @@ select
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
   o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
   o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
   o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
@@ -88,16 +128,22 @@ select
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
 from history h
-where h.type in ('BusinessAttribute', 'Classifier', 'Collection', 'Enumeration', 'Group', 'Literal', 'Organization', 'Person', 'Processing', 'Scheme')
+where h.type in ('BusinessAttribute', 'Classifier', 'Collection', 'Composition', 'DataObject', 'Dataset', 'Datatype', 'Distribution', 'Enumeration', 'Group', 'Literal', 'Organization', 'Person', 'Post', 'Processing', 'ReferenceObject', 'ReferenceValue', 'Scheme', 'System', 'UmlAttribute', 'UmlClass')
   and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
   and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
   and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
@@ -112,16 +158,22 @@ select
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
   o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
   o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
   o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
 from objects o
-where o.type in ('BusinessAttribute', 'Classifier', 'Collection', 'Enumeration', 'Group', 'Literal', 'Organization', 'Person', 'Processing', 'Scheme')
+where o.type in ('BusinessAttribute', 'Classifier', 'Collection', 'Composition', 'DataObject', 'Dataset', 'Datatype', 'Distribution', 'Enumeration', 'Group', 'Literal', 'Organization', 'Person', 'Post', 'Processing', 'ReferenceObject', 'ReferenceValue', 'Scheme', 'System', 'UmlAttribute', 'UmlClass')
   and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
 
 create view attribute_version_view with (security_barrier = true) as
@@ -136,20 +188,26 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'defaultValue' as "default_value",
   h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
   (h.row ->> 'parentId')::uuid as "has_domain",
   (h.row ->> 'hasRange')::uuid as "has_range",
   (h.row ->> 'identifying')::boolean as "identifying",
   h.row ->> 'inverseOf' as "inverse_of",
   h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'maxCardinality')::bigint as "max_cardinality",
   (h.row ->> 'minCardinality')::bigint as "min_cardinality",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'order')::bigint as "order",
   (h.row ->> 'owner')::boolean as "owner",
   (h.row ->> 'parentId')::uuid as "parent_id",
   (h.row ->> 'readOnly')::boolean as "read_only",
   h.row ->> 'required' as "required",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   (h.row ->> 'writeOnly')::boolean as "write_only",
@@ -173,20 +231,26 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.props ->> 'defaultValue' as "default_value",
   o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
   o.parent_id::uuid as "has_domain",
   (o.props ->> 'hasRange')::uuid as "has_range",
   (o.props ->> 'identifying')::boolean as "identifying",
   o.props ->> 'inverseOf' as "inverse_of",
   o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
   (o.props ->> 'maxCardinality')::bigint as "max_cardinality",
   (o.props ->> 'minCardinality')::bigint as "min_cardinality",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
+  (o.props ->> 'order')::bigint as "order",
   (o.props ->> 'owner')::boolean as "owner",
   o.parent_id::uuid as "parent_id",
   (o.props ->> 'readOnly')::boolean as "read_only",
   o.props ->> 'required' as "required",
   o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   (o.props ->> 'writeOnly')::boolean as "write_only",
@@ -256,15 +320,21 @@ select
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
   h.row ->> 'labelFrom' as "label_from",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
   h.row ->> 'pluralName' as "plural_name",
+  (h.row ->> 'readOnly')::boolean as "read_only",
   (h.row ->> 'root')::boolean as "root",
   (h.row ->> 'specializes')::uuid as "specializes",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
@@ -285,15 +355,21 @@ select
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
   o.label::text as "label",
   o.props ->> 'labelFrom' as "label_from",
+  (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
   o.parent_id::uuid as "parent_id",
   o.props ->> 'pluralName' as "plural_name",
+  (o.props ->> 'readOnly')::boolean as "read_only",
   (o.props ->> 'root')::boolean as "root",
   (o.props ->> 'specializes')::uuid as "specializes",
   o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
@@ -310,11 +386,17 @@ select
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
@@ -334,16 +416,85 @@ select
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
   o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
   o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
   o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
 from objects o
 where o.type in ('Collection')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view composition_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'parentId')::uuid as "has_domain",
+  (h.row ->> 'hasRange')::uuid as "has_range",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'order')::bigint as "order",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('Composition')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view composition_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.parent_id::uuid as "has_domain",
+  (o.props ->> 'hasRange')::uuid as "has_range",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  (o.props ->> 'order')::bigint as "order",
+  o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('Composition')
   and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
 
 create view customproperties_version_view with (security_barrier = true) as
@@ -367,6 +518,250 @@ from objects o
   cross join lateral jsonb_each_text(o.custom) c
 where o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
 
+create view data_object_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'physicalName' as "physical_name",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('DataObject', 'UmlClass')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view data_object_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  o.props ->> 'physicalName' as "physical_name",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('DataObject', 'UmlClass')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view dataset_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'accrualPeriodicity' as "accrual_periodicity",
+  h.row ->> 'archiveDetails' as "archive_details",
+  h.row ->> 'archiveJustification' as "archive_justification",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  h.row ->> 'historicizationType' as "historicization_type",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'retentionJustification' as "retention_justification",
+  h.row ->> 'retentionPeriod' as "retention_period",
+  h.row ->> 'spatial' as "spatial",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  h.row ->> 'usageRestriction' as "usage_restriction",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('Dataset')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view dataset_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.props ->> 'accrualPeriodicity' as "accrual_periodicity",
+  o.props ->> 'archiveDetails' as "archive_details",
+  o.props ->> 'archiveJustification' as "archive_justification",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.props ->> 'historicizationType' as "historicization_type",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.props ->> 'retentionJustification' as "retention_justification",
+  o.props ->> 'retentionPeriod' as "retention_period",
+  o.props ->> 'spatial' as "spatial",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  o.props ->> 'usageRestriction' as "usage_restriction",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('Dataset')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view datatype_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('Datatype')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view datatype_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('Datatype')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view deployment_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  (h.row ->> 'deployedIn')::uuid as "deployed_in",
+  (h.row ->> 'deploymentOf')::uuid as "deployment_of",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'order')::bigint as "order",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'qualifier' as "qualifier",
+  h.row ->> 'status' as "status",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('Deployment')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view deployment_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  (o.props ->> 'deployedIn')::uuid as "deployed_in",
+  (o.props ->> 'deploymentOf')::uuid as "deployment_of",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.label::text as "label",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  (o.props ->> 'order')::bigint as "order",
+  o.parent_id::uuid as "parent_id",
+  o.props ->> 'qualifier' as "qualifier",
+  o.status::text as "status",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('Deployment')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
 create view derivation_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
@@ -375,13 +770,14 @@ select
   h.row ->> 'createdBy' as "created_by",
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
-  (h.row ->> 'parentId')::uuid as "derivation_for",
+  (h.row ->> 'parentId')::uuid as "derived_from",
   (h.row ->> 'derivedTo')::uuid as "derived_to",
   h.row ->> 'description' as "description",
   h.row ->> 'label' as "label",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'qualifier' as "qualifier",
   h.row ->> 'status' as "status",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
@@ -401,19 +797,85 @@ select
   o.created_by::text as "created_by",
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
-  o.parent_id::uuid as "derivation_for",
+  o.parent_id::uuid as "derived_from",
   (o.props ->> 'derivedTo')::uuid as "derived_to",
   o.description::text as "description",
   o.label::text as "label",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
   o.parent_id::uuid as "parent_id",
+  o.props ->> 'qualifier' as "qualifier",
   o.status::text as "status",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
 from objects o
 where o.type in ('Derivation')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view distribution_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'accessURL' as "access_url",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  h.row ->> 'downloadURL' as "download_url",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  h.row ->> 'format' as "format",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  h.row ->> 'mediaType' as "media_type",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('Distribution')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view distribution_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.props ->> 'accessURL' as "access_url",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  o.props ->> 'downloadURL' as "download_url",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.props ->> 'format' as "format",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.props ->> 'mediaType' as "media_type",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('Distribution')
   and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
 
 create view enumeration_version_view with (security_barrier = true) as
@@ -425,16 +887,22 @@ select
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
 from history h
-where h.type in ('Enumeration')
+where h.type in ('Enumeration', 'ReferenceObject')
   and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
   and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
   and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
@@ -449,16 +917,22 @@ select
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
   o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
   o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
   o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
 from objects o
-where o.type in ('Enumeration')
+where o.type in ('Enumeration', 'ReferenceObject')
   and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
 
 create view group_version_view with (security_barrier = true) as
@@ -471,11 +945,17 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   h.row ->> 'email' as "email",
+  (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
@@ -496,6 +976,61 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   o.props ->> 'email' as "email",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('Group')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view holds_post_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'parentId')::uuid as "held_by",
+  (h.row ->> 'holdsPost')::uuid as "holds_post",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'status' as "status",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('HoldsPost')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view holds_post_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  o.parent_id::uuid as "held_by",
+  (o.props ->> 'holdsPost')::uuid as "holds_post",
   o.label::text as "label",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
@@ -505,7 +1040,7 @@ select
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
 from objects o
-where o.type in ('Group')
+where o.type in ('HoldsPost')
   and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
 
 create view literal_version_view with (security_barrier = true) as
@@ -518,17 +1053,23 @@ select
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'order')::bigint as "order",
   (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
 from history h
-where h.type in ('Literal')
+where h.type in ('Literal', 'ReferenceValue')
   and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
   and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
   and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
@@ -544,17 +1085,23 @@ select
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
   o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
   (o.props ->> 'order')::bigint as "order",
   o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
   o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
 from objects o
-where o.type in ('Literal')
+where o.type in ('Literal', 'ReferenceValue')
   and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
 
 create view organization_version_view with (security_barrier = true) as
@@ -566,11 +1113,17 @@ select
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
@@ -590,11 +1143,17 @@ select
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
   o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
   o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
   o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
@@ -607,6 +1166,7 @@ select
   (h.row ->> 'id')::uuid as "id",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'additionalName' as "additional_name",
   (h.row ->> 'parentId')::uuid as "agent_of",
   h.row ->> 'createdBy' as "created_by",
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
@@ -614,12 +1174,18 @@ select
   h.row ->> 'description' as "description",
   h.row ->> 'email' as "email",
   h.row ->> 'familyName' as "family_name",
+  (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'givenName' as "given_name",
   h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
@@ -635,6 +1201,7 @@ select
   o.id::uuid as "id",
   o.type as "type",
   o.version::bigint as "version",
+  o.props ->> 'additionalName' as "additional_name",
   o.parent_id::uuid as "agent_of",
   o.created_by::text as "created_by",
   o.date_created at time zone 'UTC' as "date_created",
@@ -642,17 +1209,82 @@ select
   o.description::text as "description",
   o.props ->> 'email' as "email",
   o.props ->> 'familyName' as "family_name",
+  (o.props ->> 'favorite')::boolean as "favorite",
   o.props ->> 'givenName' as "given_name",
   o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
   o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
   o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
 from objects o
 where o.type in ('Person')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view post_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  h.row ->> 'email' as "email",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('Post')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view post_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  o.props ->> 'email' as "email",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('Post')
   and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
 
 create view processing_version_view with (security_barrier = true) as
@@ -664,11 +1296,17 @@ select
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
@@ -688,16 +1326,142 @@ select
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
   o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
   o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
   o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
 from objects o
 where o.type in ('Processing')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view reference_object_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('ReferenceObject')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view reference_object_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('ReferenceObject')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view reference_value_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'code' as "code",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'order')::bigint as "order",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row -> 'timeSeries' as "time_series",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('ReferenceValue')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view reference_value_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.props ->> 'code' as "code",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  (o.props ->> 'order')::bigint as "order",
+  o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.props -> 'timeSeries' as "time_series",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('ReferenceValue')
   and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
 
 create view scheme_version_view with (security_barrier = true) as
@@ -709,11 +1473,18 @@ select
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modelType' as "model_type",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
   h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
@@ -733,16 +1504,82 @@ select
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
   o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
+  o.props ->> 'modelType' as "model_type",
   o.modified_by::text as "modified_by",
   o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
   o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
 from objects o
 where o.type in ('Scheme')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view system_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'physicalName' as "physical_name",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('System')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view system_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  o.props ->> 'physicalName' as "physical_name",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('System')
   and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
 
 create view tenant_version_view with (security_barrier = true) as
@@ -788,6 +1625,181 @@ select
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
 from objects o
 where o.type in ('Tenant')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view uml_attribute_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'parentId')::uuid as "has_domain",
+  (h.row ->> 'hasRange')::uuid as "has_range",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'order')::bigint as "order",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'physicalName' as "physical_name",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('UmlAttribute')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view uml_attribute_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.parent_id::uuid as "has_domain",
+  (o.props ->> 'hasRange')::uuid as "has_range",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  (o.props ->> 'order')::bigint as "order",
+  o.parent_id::uuid as "parent_id",
+  o.props ->> 'physicalName' as "physical_name",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('UmlAttribute')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view uml_class_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'physicalName' as "physical_name",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('UmlClass')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view uml_class_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  o.props ->> 'physicalName' as "physical_name",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('UmlClass')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view usage_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'qualifier' as "qualifier",
+  h.row ->> 'status' as "status",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  (h.row ->> 'usageOf')::uuid as "usage_of",
+  (h.row ->> 'parentId')::uuid as "used_by",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('Usage')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view usage_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  o.label::text as "label",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  o.props ->> 'qualifier' as "qualifier",
+  o.status::text as "status",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  (o.props ->> 'usageOf')::uuid as "usage_of",
+  o.parent_id::uuid as "used_by",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('Usage')
   and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
 
 create view user_version_view with (security_barrier = true) as

@@ -8,6 +8,8 @@
  *
  * LIST and INVERSE are not values: they are lists below an object, shown as
  * links in `_links` and read at their own paths, so they have no kind here.
+ * RECORDS is a value: a list of records kept inside the object (a reference
+ * value's time series), each record's fields of the kinds above.
  */
 import type { PropertyDef, TypeDef } from '../runtime/metamodel/model.ts';
 
@@ -52,6 +54,24 @@ export const literalUnion = (values: readonly string[]) => (values.length ? valu
 
 const constant = (typescript: string, schema: JsonSchema, sql: string): PropertyKind => ({ typescript: () => typescript, schema: () => ({ ...schema }), sql });
 
+/** Most records one RECORDS property holds. */
+export const RECORDS_MAX_ITEMS = 1000;
+
+/** The fields of a record: each of its own kind; a mandatory one must be there and not empty, an optional one may be null. */
+function recordSchema(p: PropertyDef): JsonSchema {
+  const fields = p.fields ?? [];
+  const properties = Object.fromEntries(fields.map((f) => {
+    const value = PROPERTY_KINDS[f.dataType].schema(f);
+    if (!f.required) return [f.name, { anyOf: [value, { type: 'null' }] }];
+    return [f.name, isFreeText(value) ? { ...value, minLength: 1 } : value];
+  }));
+  const required = fields.filter((f) => f.required).map((f) => f.name);
+  return { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false };
+}
+
+const recordTypescript = (p: PropertyDef) =>
+  `{ ${(p.fields ?? []).map((f) => `${f.name}${f.required ? '' : '?'}: ${PROPERTY_KINDS[f.dataType].typescript(f)}${f.required ? '' : ' | null'}`).join('; ')} }[]`;
+
 export const PROPERTY_KINDS: Record<ValueDataType, PropertyKind> = {
   STRING: constant('string', { type: 'string', maxLength: STRING_MAX_LENGTH }, 'text'),
   TEXT: constant('string', { type: 'string', maxLength: TEXT_MAX_LENGTH }, 'text'),
@@ -65,6 +85,11 @@ export const PROPERTY_KINDS: Record<ValueDataType, PropertyKind> = {
     typescript: (p) => (p.many ? `(${literalUnion(p.values ?? [])})` : literalUnion(p.values ?? [])),
     schema: (p) => ({ type: 'string', enum: [...(p.values ?? [])] }),
     sql: 'text',
+  },
+  RECORDS: {
+    typescript: recordTypescript,
+    schema: (p) => ({ type: 'array', items: recordSchema(p), maxItems: RECORDS_MAX_ITEMS }),
+    sql: 'jsonb',
   },
 };
 

@@ -44,7 +44,7 @@ export function viewNameOf(plural: string): string {
 
 // One function per column kind: each turns a stored value into the view's typed column.
 
-/** A `many` property keeps its JSON array. */
+/** A `many` property keeps its JSON array, as a list of records does (a `jsonb` kind). */
 const manyColumn = (doc: string, key: string) => `${doc} -> ${literal(key)}`;
 
 /** Epoch milliseconds as the REST interface renders them, or an ISO 8601 string; shown in UTC without zone. */
@@ -57,7 +57,7 @@ const scalarColumn = (doc: string, key: string, sqlType: string) =>
 
 /** A property read from a jsonb document (`props` or a history `row`). */
 function jsonColumn(p: PropertyDef, doc: string, key = p.name): string {
-  if (p.many) return manyColumn(doc, key);
+  if (p.many || sqlType(p) === 'jsonb') return manyColumn(doc, key);
   if (p.dataType === 'DATETIME') return datetimeColumn(doc, key);
   return scalarColumn(doc, key, sqlType(p));
 }

@@ -141,7 +141,7 @@ export const openapi: OpenApiFragment = {
         properties: {
           name: STRING,
           custom: FLAG,
-          dataType: { type: 'string', enum: ['STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'BOOLEAN', 'UUID', 'DATETIME', 'ENUMERATION', 'REFERENCE'] },
+          dataType: { type: 'string', enum: ['STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'BOOLEAN', 'UUID', 'DATETIME', 'ENUMERATION', 'REFERENCE', 'RECORDS'] },
           baseType: {
             type: 'string',
             enum: ['STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'BOOLEAN', 'DATE', 'DATETIME', 'REFERENCE', 'ID', 'ENUM'],

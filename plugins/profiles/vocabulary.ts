@@ -15,17 +15,15 @@
 import type { Metamodel } from '../../runtime/host.ts';
 
 /**
- * The types of decisions §7.1 that the original product has and the
- * metamodel does not have yet, with the model kinds the annotations address
- * by their own type name. An annotation file may name them; their entries are
- * kept but not applied. The metamodel work removes each name from here as it
- * adds the type (a name the metamodel has is a type anyway, so a name left
- * here by mistake does no harm).
+ * Names of decisions §7.1 that the annotations may use and the metamodel
+ * has no type of: the model kinds, which the annotations address by their
+ * own type name (a kind is a scheme's `modelType`, the ModelType literals).
+ * An annotation file may name them; their entries are kept but not applied
+ * until annotations of a kind apply to the schemes of that kind. (The types
+ * §7.1 adds are in the metamodel now; a name the metamodel has is a type
+ * anyway, so a name left here by mistake does no harm.)
  */
 export const KNOWN_LATER_TYPES: readonly string[] = [
-  // Types to add (§7.1).
-  'Dataset', 'Distribution', 'System', 'Deployment', 'DataObject', 'UmlClass', 'UmlAttribute', 'Datatype', 'Composition',
-  'ReferenceObject', 'ReferenceValue', 'Usage', 'Post', 'HoldsPost',
   // Model kinds, addressed by their own type name (§7.1, "Model kinds").
   'BusinessDataModel', 'DataCatalog', 'DataDomainModel', 'DataModel', 'MeasuresCatalog', 'ProcessingDirectory',
   'ProjectDirectory', 'QualityModel', 'ReferenceDataModel', 'SystemCatalog',

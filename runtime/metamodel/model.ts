@@ -7,12 +7,15 @@
 
 export type DataType =
   | 'STRING' | 'TEXT' | 'INTEGER' | 'DECIMAL' | 'BOOLEAN' | 'UUID' | 'DATETIME'
-  | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE';
+  | 'ENUMERATION' | 'REFERENCE' | 'LIST' | 'INVERSE' | 'RECORDS';
 
 export const DATA_TYPES: DataType[] = [
   'STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'BOOLEAN', 'UUID', 'DATETIME',
-  'ENUMERATION', 'REFERENCE', 'LIST', 'INVERSE',
+  'ENUMERATION', 'REFERENCE', 'LIST', 'INVERSE', 'RECORDS',
 ];
+
+/** Data types a field of a record may have: single values, nothing that names or holds other objects. */
+export const FIELD_DATA_TYPES: DataType[] = ['STRING', 'TEXT', 'INTEGER', 'DECIMAL', 'BOOLEAN', 'UUID', 'DATETIME', 'ENUMERATION'];
 
 /** A property as written in the checked-in definition (and stored in `meta`). */
 export interface RawProperty {
@@ -38,8 +41,16 @@ export interface RawType {
   properties?: Record<string, RawProperty>;
 }
 
+/** The structure of the records a RECORDS property holds. */
+export interface RawRecord {
+  description?: string;
+  fields: Record<string, RawProperty>;
+}
+
 export interface RawMetamodel {
   enumerations: Record<string, { description?: string; literals: string[] }>;
+  /** Structures of records (e.g. a time series' entries); absent where there are none. */
+  records?: Record<string, RawRecord>;
   types: Record<string, RawType>;
 }
 
@@ -47,9 +58,11 @@ export interface RawMetamodel {
 export interface PropertyDef {
   name: string;
   dataType: Exclude<DataType, 'LIST' | 'INVERSE'>;
-  /** Target type of a REFERENCE, enumeration name of an ENUMERATION. */
+  /** Target type of a REFERENCE, enumeration name of an ENUMERATION, record structure of RECORDS. */
   range?: string;
   values?: string[];
+  /** RECORDS: the fields of each record, sorted by name (their `declaredBy` is the record structure). */
+  fields?: PropertyDef[];
   required: boolean;
   many: boolean;
   readOnly: boolean;

@@ -7,7 +7,7 @@
 import type {
   ListDef, Metamodel, PropertyDef, RawMetamodel, RawProperty, TypeDef,
 } from './model.ts';
-import { DATA_TYPES } from './model.ts';
+import { DATA_TYPES, FIELD_DATA_TYPES } from './model.ts';
 
 export class MetamodelError extends Error {}
 
@@ -21,6 +21,7 @@ export function resolveMetamodel(raw: RawMetamodel): Metamodel {
     if (!literals.length) throw new MetamodelError(`enumeration ${name} has no literals`);
     enumerations[name] = [...literals];
   }
+  const records = resolveRecords(raw, enumerations);
   const chain = (name: string): string[] => {
     const seen: string[] = [];
     let t = types[name]?.supertype;
@@ -48,6 +49,7 @@ export function resolveMetamodel(raw: RawMetamodel): Metamodel {
         if (properties.some((x) => x.name === propName) || lists.some((x) => x.name === propName)) continue;
         const where = `type ${declaredBy}, property ${propName}`;
         checkProperty(where, p, types, enumerations);
+        if (p.dataType === 'RECORDS' && (!p.range || !records[p.range])) throw new MetamodelError(`${where}: unknown record structure ${p.range}`);
         if (p.dataType === 'LIST' || p.dataType === 'INVERSE') {
           lists.push({
             name: propName,
@@ -58,19 +60,10 @@ export function resolveMetamodel(raw: RawMetamodel): Metamodel {
             declaredBy,
           });
         } else {
+          if (p.dataType === 'RECORDS' && p.cardinality === 'MANY') throw new MetamodelError(`${where}: RECORDS is a list already and cannot be MANY`);
           properties.push({
-            name: propName,
-            dataType: p.dataType,
-            ...(p.range ? { range: p.range } : {}),
-            ...(p.dataType === 'ENUMERATION' ? { values: enumerations[p.range!] } : {}),
-            required: p.required === 'MANDATORY',
-            many: p.cardinality === 'MANY',
-            readOnly: !!p.readOnly,
-            writeOnly: !!p.writeOnly,
-            owner: !!p.owner,
-            ...(p.default !== undefined && p.default !== null ? { default: String(p.default) } : {}),
-            ...(p.description ? { description: p.description } : {}),
-            declaredBy,
+            ...valueProperty(propName, p as RawProperty & { dataType: PropertyDef['dataType'] }, enumerations, declaredBy),
+            ...(p.dataType === 'RECORDS' ? { fields: records[p.range!] } : {}),
           });
         }
       }
@@ -121,6 +114,44 @@ export function resolveMetamodel(raw: RawMetamodel): Metamodel {
   return result;
 }
 
+/** A property that holds values (not a list of objects), as resolved. */
+function valueProperty(name: string, p: RawProperty & { dataType: PropertyDef['dataType'] }, enumerations: Record<string, string[]>, declaredBy: string): PropertyDef {
+  return {
+    name,
+    dataType: p.dataType,
+    ...(p.range ? { range: p.range } : {}),
+    ...(p.dataType === 'ENUMERATION' ? { values: enumerations[p.range!] } : {}),
+    required: p.required === 'MANDATORY',
+    many: p.cardinality === 'MANY',
+    readOnly: !!p.readOnly,
+    writeOnly: !!p.writeOnly,
+    owner: !!p.owner,
+    ...(p.default !== undefined && p.default !== null ? { default: String(p.default) } : {}),
+    ...(p.description ? { description: p.description } : {}),
+    declaredBy,
+  };
+}
+
+/** The record structures by name, each its fields sorted by name; a field holds one value of a simple kind. */
+function resolveRecords(raw: RawMetamodel, enumerations: Record<string, string[]>): Record<string, PropertyDef[]> {
+  const records: Record<string, PropertyDef[]> = {};
+  for (const name of Object.keys(raw.records ?? {}).sort()) {
+    if (!/^[A-Z][A-Za-z0-9]*$/.test(name)) throw new MetamodelError(`record ${name}: name must be PascalCase`);
+    if (raw.types?.[name]) throw new MetamodelError(`record ${name}: a type has that name`);
+    const fields = Object.entries(raw.records![name].fields ?? {});
+    if (!fields.length) throw new MetamodelError(`record ${name} has no fields`);
+    records[name] = fields.map(([fieldName, f]) => {
+      const where = `record ${name}, field ${fieldName}`;
+      checkProperty(where, f, {}, enumerations);
+      if (!FIELD_DATA_TYPES.includes(f.dataType) || f.cardinality === 'MANY' || f.owner || f.readOnly || f.writeOnly || f.default !== undefined) {
+        throw new MetamodelError(`${where}: a field holds one value of ${FIELD_DATA_TYPES.join(', ')}, with no default and no flags`);
+      }
+      return valueProperty(fieldName, f as RawProperty & { dataType: PropertyDef['dataType'] }, enumerations, name);
+    }).sort(byName);
+  }
+  return records;
+}
+
 const PROPERTY_KEYS = new Set(['dataType', 'range', 'required', 'cardinality', 'readOnly', 'writeOnly', 'owner', 'default', 'inverseOf', 'description']);
 
 function checkProperty(
@@ -137,7 +168,7 @@ function checkProperty(
       throw new MetamodelError(`${where}: default ${p.default} is not a literal of ${p.range}`);
     }
   }
-  if (['REFERENCE', 'LIST', 'INVERSE'].includes(p.dataType) && (!p.range || !types[p.range])) {
+  if (['REFERENCE', 'LIST', 'INVERSE'].includes(p.dataType) && (!p.range || !Object.hasOwn(types, p.range))) {
     throw new MetamodelError(`${where}: unknown range type ${p.range}`);
   }
   if (p.dataType === 'INVERSE' && !p.inverseOf) throw new MetamodelError(`${where}: INVERSE needs inverseOf`);

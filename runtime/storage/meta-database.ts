@@ -1,8 +1,10 @@
 /**
  * The metamodel stored as metadata in the `meta` database: a scheme
  * "Metamodel" with one classifier per type (its attributes the type's
- * properties and lists) and one enumeration per value list. `seedMetamodel`
- * writes it; `readMetamodel` reads it back for the generator.
+ * properties and lists) and one enumeration per value list; the structures
+ * of records (RECORDS properties) are classifiers in its collection
+ * "Records", their attributes the fields. `seedMetamodel` writes it;
+ * `readMetamodel` reads it back for the generator.
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -12,6 +14,8 @@ import type { DataType, RawMetamodel, RawProperty, RawType } from '../metamodel/
 
 export const META_DATABASE = 'meta';
 export const METAMODEL_SCHEME = 'Metamodel';
+/** The collection of the metamodel scheme that holds the record structures. */
+export const RECORDS_COLLECTION = 'Records';
 
 export async function seedMetamodel(trx: Knex.Transaction, raw: RawMetamodel, tenant: string, actor: string): Promise<void> {
   const store = new ObjectStore(trx, META_DATABASE);
@@ -34,6 +38,27 @@ export async function seedMetamodel(trx: Knex.Transaction, raw: RawMetamodel, te
     ranges.set(name, enumeration.id);
     e.literals.forEach((literal, order) => make('Literal', enumeration, 'literals', literal, { code: literal, order }));
   }
+  const attribute = (c: StoredObject, propName: string, p: RawProperty) => make('BusinessAttribute', c, 'attributes', propName, {
+    hasDomain: c.id,
+    hasRange: p.range ? ranges.get(p.range) : undefined,
+    dataType: p.dataType,
+    required: p.required ?? 'OPTIONAL',
+    cardinality: p.cardinality ?? 'ONE',
+    readOnly: p.readOnly,
+    writeOnly: p.writeOnly,
+    owner: p.owner,
+    defaultValue: p.default,
+    inverseOf: p.inverseOf,
+  }, p.description);
+  const recordEntries = Object.entries(raw.records ?? {});
+  if (recordEntries.length) {
+    const folder = make('Collection', scheme, 'collections', RECORDS_COLLECTION, {}, 'Structures of the records that RECORDS properties hold.');
+    for (const [name, r] of recordEntries) {
+      const c = make('Classifier', folder, 'classifiers', name, {}, r.description);
+      ranges.set(name, c.id);
+      for (const [fieldName, f] of Object.entries(r.fields)) attribute(c, fieldName, f);
+    }
+  }
   const classifiers = new Map<string, StoredObject>();
   for (const name of Object.keys(raw.types)) {
     const t = raw.types[name];
@@ -44,20 +69,7 @@ export async function seedMetamodel(trx: Knex.Transaction, raw: RawMetamodel, te
   for (const [name, t] of Object.entries(raw.types)) {
     const c = classifiers.get(name)!;
     if (t.supertype) c.props.specializes = classifiers.get(t.supertype)!.id;
-    for (const [propName, p] of Object.entries(t.properties ?? {})) {
-      make('BusinessAttribute', c, 'attributes', propName, {
-        hasDomain: c.id,
-        hasRange: p.range ? ranges.get(p.range) : undefined,
-        dataType: p.dataType,
-        required: p.required ?? 'OPTIONAL',
-        cardinality: p.cardinality ?? 'ONE',
-        readOnly: p.readOnly,
-        writeOnly: p.writeOnly,
-        owner: p.owner,
-        defaultValue: p.default,
-        inverseOf: p.inverseOf,
-      }, p.description);
-    }
+    for (const [propName, p] of Object.entries(t.properties ?? {})) attribute(c, propName, p);
   }
   await store.write(objects, (o) => plainObject(o, META_DATABASE), actor);
 }
@@ -88,7 +100,13 @@ export async function readMetamodel(knex: Knex): Promise<RawMetamodel> {
       .sort((a, b) => Number(a.props.order ?? 0) - Number(b.props.order ?? 0) || a.label.localeCompare(b.label));
     raw.enumerations[e.label] = { ...(e.description ? { description: e.description } : {}), literals: literals.map((l) => l.label) };
   }
-  for (const c of rows.filter((r) => r.type === 'Classifier')) {
+  const folder = rows.find((r) => r.type === 'Collection' && r.parent_id === scheme.rows[0].id && r.label === RECORDS_COLLECTION);
+  for (const c of rows.filter((r) => r.type === 'Classifier' && folder && r.parent_id === folder.id)) {
+    const fields: Record<string, RawProperty> = {};
+    for (const a of rows.filter((r) => r.type === 'BusinessAttribute' && r.parent_id === c.id)) fields[a.label] = attributeToProperty(a, byId);
+    (raw.records ??= {})[c.label] = { ...(c.description ? { description: c.description } : {}), fields };
+  }
+  for (const c of rows.filter((r) => r.type === 'Classifier' && !(folder && r.parent_id === folder.id))) {
     const p = c.props;
     const type: RawType = {
       ...(p.specializes ? { supertype: byId.get(p.specializes as string)?.label ?? `unknown ${p.specializes}` } : {}),

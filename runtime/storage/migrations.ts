@@ -107,6 +107,13 @@ const databaseMigrations: string[] = [
      label_en text,
      primary key (tenant, status)
    );`,
+  // The second edition of the metamodel (decisions §7.1): a derivation links any two assets, and the
+  // reference to the asset it stands under is `derivedFrom` (was `derivationFor`), in the current
+  // objects and in every version kept, so that as-of reads show it under its new name too.
+  `update $S.objects set props = (props - 'derivationFor') || jsonb_build_object('derivedFrom', props -> 'derivationFor')
+     where type = 'Derivation' and props -> 'derivationFor' is not null;
+   update $S.history set row = (row - 'derivationFor') || jsonb_build_object('derivedFrom', row -> 'derivationFor')
+     where type = 'Derivation' and row -> 'derivationFor' is not null;`,
 ];
 
 /**

@@ -379,4 +379,29 @@ describe('user interface: the pages of a database', function () {
     await page.locator('[data-property="steward"] dd', { hasText: 'Finance team' }).waitFor();
     expect((await rest(web, 'GET', `/rest/${db}/classifiers/${customer.id}`, 200)).customProperties).to.deep.equal({ steward: 'Finance team' });
   });
+
+  it('edits a reference value and keeps its time series (a list of records, edited as JSON)', async () => {
+    const law = await rest(web, 'POST', `/rest/${db}/schemes/Orders/enumerations`, 201, { _type: 'ReferenceObject', label: 'Tax law' });
+    const timeSeries = [{ code: 'TL', shortText: 'Tax law', validFrom: Date.UTC(2020, 0, 1) }];
+    const value = await rest(web, 'POST', `/rest/${db}/enumerations/${law.id}/literals`, 201, { _type: 'ReferenceValue', label: 'TL', timeSeries });
+    const page = await signedIn({}, pageOf(value));
+    await page.getByRole('button', { name: 'Edit' }).click();
+    const form = page.getByRole('form', { name: /Edit Reference value/ });
+    await form.getByLabel(/^Title/).fill('Tax law of 2020');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Saved.').waitFor();
+    expect(await rest(web, 'GET', `/rest/${db}/referenceValues/${value.id}`, 200)).to.deep.include({ title: 'Tax law of 2020', timeSeries });
+    // A changed series is written; a bad record is shown at the field.
+    await page.getByRole('button', { name: 'Edit' }).click();
+    await form.getByLabel(/^Time series/).fill(JSON.stringify([...timeSeries, { code: 'TL2', validFrom: Date.UTC(2024, 0, 1) }]));
+    await page.getByRole('button', { name: 'Save' }).click();
+    // Saved when the form has closed: the page offers Edit again.
+    await page.getByRole('button', { name: 'Edit' }).waitFor();
+    expect((await rest(web, 'GET', `/rest/${db}/referenceValues/${value.id}`, 200)).timeSeries.map((r: Json) => r.code)).to.deep.equal(['TL', 'TL2']);
+    await page.getByRole('button', { name: 'Edit' }).click();
+    await form.getByLabel(/^Time series/).fill('[{"shortText": "no code"}]');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await form.locator('textarea[name="timeSeries"][aria-invalid="true"]').waitFor();
+    expect((await rest(web, 'GET', `/rest/${db}/referenceValues/${value.id}`, 200)).timeSeries).to.have.length(2);
+  });
 });

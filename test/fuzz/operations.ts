@@ -80,6 +80,21 @@ export async function makeFixtures(t: TestService, db: string, spare: string, ro
   const group = await post(`organizations/${org.id}/groups`, { _type: 'Group', label: 'G' });
   const attribution = await post(`schemes/${scheme.id}/attributedTo`, { _type: 'Attribution', attributedTo: person.id });
   const derivation = await post(`attributes/${attribute.id}/derivedTo`, { _type: 'Derivation', derivedTo: other.id });
+  // The types of decisions §7.1.
+  const dataset = await post(`collections/${collection.id}/datasets`, { _type: 'Dataset', label: 'DS' });
+  const distribution = await post(`datasets/${dataset.id}/distributions`, { _type: 'Distribution', label: 'CSV' });
+  const system = await post(`schemes/${scheme.id}/systems`, { _type: 'System', label: 'Sys' });
+  const deployment = await post(`datasets/${dataset.id}/deployments`, { _type: 'Deployment', deploymentOf: dataset.id, deployedIn: system.id });
+  const dataObject = await post(`schemes/${scheme.id}/dataObjects`, { _type: 'DataObject', label: 'DO' });
+  const umlClass = await post(`schemes/${scheme.id}/dataObjects`, { _type: 'UmlClass', label: 'UC' });
+  const umlAttribute = await post(`umlClasses/${umlClass.id}/attributes`, { _type: 'UmlAttribute', label: 'UA' });
+  const composition = await post(`umlClasses/${umlClass.id}/compositions`, { _type: 'Composition', hasRange: dataObject.id });
+  const datatype = await post(`schemes/${scheme.id}/datatypes`, { _type: 'Datatype', label: 'DT' });
+  const referenceObject = await post(`schemes/${scheme.id}/enumerations`, { _type: 'ReferenceObject', label: 'RO' });
+  const referenceValue = await post(`referenceObjects/${referenceObject.id}/literals`, { _type: 'ReferenceValue', label: 'RV', timeSeries: [{ code: 'RV' }] });
+  const usage = await post(`processings/${processing.id}/usages`, { _type: 'Usage', usageOf: dataset.id });
+  const postOfOrg = await post(`organizations/${org.id}/posts`, { _type: 'Post', label: 'P' });
+  const holdsPost = await post(`persons/${person.id}/holdsPost`, { _type: 'HoldsPost', holdsPost: postOfOrg.id });
   const tenant = await post('tenants', { _type: 'Tenant', label: `Second${s}` });
   const editor = { loginId: `fuzz-editor${s}`, password: secret('fuzz-editor-1') };
   const reader = { loginId: `fuzz-reader${s}`, password: secret('fuzz-reader-1') };
@@ -92,8 +107,14 @@ export async function makeFixtures(t: TestService, db: string, spare: string, ro
     schemes: both(scheme), classifiers: both(classifier), attributes: both(attribute), enumerations: both(enumeration), literals: both(literal),
     collections: both(collection), processings: both(processing), activities: [processing.id], assets: [scheme.id, org.id], organizations: both(org),
     persons: [person.id], groups: both(group), attributions: [attribution.id], derivations: [derivation.id], tenants: ['Default', tenant.id], users: [user.id, `fuzz-reader${s}`, readerUser.id],
+    datasets: both(dataset), distributions: both(distribution), systems: both(system), deployments: [deployment.id], dataObjects: both(dataObject),
+    umlClasses: both(umlClass), umlAttributes: both(umlAttribute), compositions: [composition.id], datatypes: both(datatype),
+    referenceObjects: both(referenceObject), referenceValues: both(referenceValue), usages: [usage.id], posts: both(postOfOrg), holdsPosts: [holdsPost.id],
   };
-  const made = [scheme, classifier, attribute, enumeration, literal, collection, processing, org, person, group, attribution, derivation, tenant, user];
+  const made = [
+    scheme, classifier, attribute, enumeration, literal, collection, processing, org, person, group, attribution, derivation, tenant, user,
+    dataset, distribution, system, deployment, dataObject, umlClass, umlAttribute, composition, datatype, referenceObject, referenceValue, usage, postOfOrg, holdsPost,
+  ];
   const ids: Record<string, string> = { ...Object.fromEntries(made.map((o) => [o._type, o.id])), Asset: scheme.id, Activity: processing.id, Resource: org.id };
   return { db, spare, keys, ids, job: String((await job.json()).id), accessKey: key.id, editor, reader };
 }

@@ -124,12 +124,12 @@ describe('generator/emitters/openapi', () => {
 
   it('shows a property added to the metamodel in the schemas of its type', () => {
     const raw: RawMetamodel = structuredClone(readStandardMetamodel());
-    raw.types.Classifier.properties!.tags = { dataType: 'STRING' };
+    raw.types.Classifier.properties!.keyword = { dataType: 'STRING' };
     const { document: changed } = emitted(resolveMetamodel(raw));
-    expect(changed.components.schemas.Classifier.properties.tags).to.include({ type: 'string' });
+    expect(changed.components.schemas.Classifier.properties.keyword).to.include({ type: 'string' });
     // Written, an optional property may be null (unset), as the validators accept.
-    expect(changed.components.schemas.ClassifierWrite.properties.tags).to.deep.include({ anyOf: [{ type: 'string', maxLength: 1000 }, { type: 'null' }] });
-    expect(document.components.schemas.Classifier.properties).not.to.have.property('tags');
+    expect(changed.components.schemas.ClassifierWrite.properties.keyword).to.deep.include({ anyOf: [{ type: 'string', maxLength: 1000 }, { type: 'null' }] });
+    expect(document.components.schemas.Classifier.properties).not.to.have.property('keyword');
   });
 
   it('describes the error payload exactly as the specification, with the count of violations beyond the first 100', () => {

@@ -40,7 +40,15 @@ function scalarProbes(p: PropertyDef): unknown[] {
   ];
 }
 
+/** A list of records: each field of a record on both sides of its limits, a record with a field too many, and what is no record. */
+function recordProbes(p: PropertyDef): unknown[] {
+  const filled = Object.fromEntries((p.fields ?? []).filter((f) => f.required).map((f) => [f.name, 'x']));
+  const records = (p.fields ?? []).flatMap((f) => [null, ...scalarProbes(f)].map((v) => [{ ...filled, [f.name]: v }]));
+  return [null, [], [filled], [{}], ['x'], [{ ...filled, unknownField: 1 }], filled, ...records];
+}
+
 function probes(p: PropertyDef): unknown[] {
+  if (p.dataType === 'RECORDS') return recordProbes(p);
   const scalars = scalarProbes(p);
   return [null, ...(p.many ? [[], ...scalars.map((v) => [v]), scalars.slice(0, 3)] : scalars), [UUID]];
 }

@@ -64,8 +64,9 @@ describe('validators emitter', () => {
 
   it('has one validator per concrete type', () => {
     expect(Object.keys(validators)).to.deep.equal([
-      'Attribution', 'BusinessAttribute', 'Classifier', 'Collection', 'Derivation', 'Enumeration',
-      'Group', 'Literal', 'Organization', 'Person', 'Processing', 'Scheme', 'Tenant', 'User',
+      'Attribution', 'BusinessAttribute', 'Classifier', 'Collection', 'Composition', 'DataObject', 'Dataset', 'Datatype', 'Deployment',
+      'Derivation', 'Distribution', 'Enumeration', 'Group', 'HoldsPost', 'Literal', 'Organization', 'Person', 'Post', 'Processing',
+      'ReferenceObject', 'ReferenceValue', 'Scheme', 'System', 'Tenant', 'UmlAttribute', 'UmlClass', 'Usage', 'User',
     ]);
   });
 

@@ -117,13 +117,13 @@ describe('REST interface: paths', () => {
 
     it('lists a derivation in derivedTo of its source and in the inverse list derivedFrom of its target', async () => {
       const derivation = await post(`attributes/${created.name.id}/derivedTo`, { _type: 'Derivation', derivedTo: created.fullName.id });
-      expect(derivation).to.include({ derivationFor: created.name.id, derivedTo: created.fullName.id });
+      expect(derivation).to.include({ derivedFrom: created.name.id, derivedTo: created.fullName.id });
       const to = await get(`${deepPath}/derivedTo`);
       expect(to.total).to.equal(1);
       expect(to._embedded.derivedTo[0].id).to.equal(derivation.id);
       const from = await get(`attributes/${created.fullName.id}/derivedFrom`);
       expect(from.total).to.equal(1);
-      expect(from._embedded.derivedFrom[0]).to.include({ id: derivation.id, derivationFor: created.name.id });
+      expect(from._embedded.derivedFrom[0]).to.include({ id: derivation.id, derivedFrom: created.name.id });
       expect((await get(`attributes/${created.name.id}/derivedFrom`)).total).to.equal(0);
       expect((await get(`attributes/${created.fullName.id}/derivedFrom/${derivation.id}`)).id).to.equal(derivation.id);
     });

@@ -4,8 +4,9 @@
  * path sets), mandatory ones marked, literals as choices, references chosen
  * by searching (a list of references as removable chips, in their order),
  * write-only ones (a password) as an input that is never filled in and
- * sent only when typed into, custom properties by their base type. The
- * service's violations are shown at the fields they name.
+ * sent only when typed into, a list of records (a time series) as its JSON,
+ * custom properties by their base type. The service's violations are shown
+ * at the fields they name (one within a value at the field that holds it).
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type ErrorPayload, type MetaProperty, type MetaType, type Obj, type SearchHit } from './api.ts';
@@ -29,6 +30,8 @@ function toInput(p: MetaProperty, value: unknown): string {
   if (value === undefined || value === null || p.writeOnly) return '';
   const kind = kindOf(p);
   if (p.many && Array.isArray(value)) return value.join('\n');
+  // A list of records (a time series) is edited as its JSON.
+  if (kind === 'RECORDS') return JSON.stringify(value, null, 2);
   if (kind === 'DATETIME') {
     const ms = typeof value === 'number' ? value : Date.parse(String(value));
     if (Number.isNaN(ms)) return '';
@@ -42,6 +45,9 @@ function fromInput(p: MetaProperty, text: string): unknown {
   const kind = kindOf(p);
   if (p.many) return text.split('\n').map((s) => s.trim()).filter(Boolean).map((s) => fromInput({ ...p, many: false }, s));
   switch (kind) {
+    case 'RECORDS':
+      // Text that is no JSON goes as it is: the service names the field.
+      try { return JSON.parse(text); } catch { return text; }
     case 'INTEGER': return /^-?\d+$/.test(text.trim()) ? Number(text) : text;
     case 'DECIMAL': return text.trim() !== '' && !Number.isNaN(Number(text)) ? Number(text) : text;
     case 'BOOLEAN': return text === 'true';
@@ -90,7 +96,8 @@ export function violationsByField(type: MetaType, payload: ErrorPayload | undefi
   const out: Record<string, string[]> = {};
   for (const v of payload?.violations ?? []) {
     const path = String(v.path ?? '').replace(/^[/$.]+/, '').replace(/\//g, '.').replace(/\[\d+\]$/, '');
-    const key = keys.has(path) ? path : keys.has(`customProperties.${path}`) ? `customProperties.${path}` : '';
+    // A violation within a value (`timeSeries.0.code`, `tags.1`) is shown at the field that holds it.
+    const key = keys.has(path) ? path : keys.has(`customProperties.${path}`) ? `customProperties.${path}` : [...keys].find((k) => path.startsWith(`${k}.`)) ?? '';
     (out[key] ??= []).push(v.message);
   }
   return out;
@@ -184,7 +191,7 @@ function Field({ p, id, value, errors, onChange }: { p: MetaProperty; id: string
   } else if (p.writeOnly) {
     // Never filled in (the service never returns it), not offered to the browser's autofill as the person's own sign-in.
     control = <input {...common} type="password" autoComplete="new-password" maxLength={p.limits.maxLength as number | undefined} value={value} onInput={onInput} />;
-  } else if (kind === 'TEXT' || p.many) {
+  } else if (kind === 'TEXT' || kind === 'RECORDS' || p.many) {
     control = <textarea {...common} rows={p.many ? 3 : 5} maxLength={p.limits.maxLength as number | undefined} value={value} onInput={onInput} />;
   } else if (kind === 'BOOLEAN') {
     control = (

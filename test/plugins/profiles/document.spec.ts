@@ -318,7 +318,7 @@ describe('profiles: reading annotation and profile files', () => {
       expect(Object.keys(document)).to.deep.equal(['Theme', 'theme', 'startseite', 'Startseite', 'MENÜ', 'Classifier']);
     });
 
-    it('keeps the types decisions §7.1 adds later, their entries checked for shape only', () => {
+    it('keeps the types of decisions §7.1 and the model kinds (known later, checked for shape only)', () => {
       accepted([
         'Dataset:',
         '  label: Datensatz',
@@ -435,7 +435,7 @@ describe('profiles: reading annotation and profile files', () => {
       expect(only('annotations', 'Classifier:\n  extends: constructor\n')).to.deep.include({ key: 'profileUnknownExtends' });
       expect(only('annotations', 'Classifier:\n  extends: __proto__\n')).to.deep.include({ key: 'profileUnknownExtends' });
       expect(only('annotations', '__proto__:\n  properties: {}\n')).to.deep.include({ key: 'profileUnknownType', path: '__proto__' });
-      const document = accepted('constructor: { a: 1 }\ntoString: x\nhasOwnProperty: [1]\nDataset: { extends: constructor }\nClassifier:\n  extends: Dataset\n  stereotypes:\n    __proto__: { icon: x }\n    constructor: { customProperties: { a: {} } }\n');
+      const document = accepted('constructor: { a: 1 }\ntoString: x\nhasOwnProperty: [1]\nDataCatalog: { extends: constructor }\nClassifier:\n  extends: DataCatalog\n  stereotypes:\n    __proto__: { icon: x }\n    constructor: { customProperties: { a: {} } }\n');
       const rules = new CompiledAnnotations(document, metamodel);
       expect([...rules.rulesOf('Classifier').byProperty.get('stereotype')!.keys()]).to.deep.equal(['constructor']);
       expect(rules.rulesOf('constructor').always.size).to.equal(0);

@@ -180,6 +180,23 @@ describe('profiles: annotation files in the original product\'s vocabulary', () 
       [v] = refusal(await send(tenant, 'POST', path, { _type: 'Classifier', label: 'Leitstelle', customProperties: { aggregatwurzel: true } }));
       expect(v.path).to.equal('customProperties.aggregatwurzel');
     });
+
+    it('a stereotype\'s custom properties apply while the object has that stereotype (§7.1 stereotype)', async () => {
+      const path = '/schemes/Netzbetrieb Strom/classifiers';
+      const entity = await send(tenant, 'POST', path, { _type: 'Classifier', label: 'Messlokation', stereotype: 'Entität', customProperties: { aggregatwurzel: true, schlüsselattribut: 'MeLo-ID' } });
+      created(entity);
+      expect(entity.body).to.deep.include({ stereotype: 'Entität', customProperties: { aggregatwurzel: true, schlüsselattribut: 'MeLo-ID' } });
+      // Another stereotype's property is none of this one's, nor of an object without one.
+      let [v] = refusal(await send(tenant, 'POST', path, { _type: 'Classifier', label: 'Zählwert', stereotype: 'Wertobjekt', customProperties: { aggregatwurzel: true } }));
+      expect(v.path).to.equal('customProperties.aggregatwurzel');
+      created(await send(tenant, 'POST', path, { _type: 'Classifier', label: 'Zählwert', stereotype: 'Wertobjekt', customProperties: { unveränderlich: true } }));
+      // Changing the stereotype away leaves a property that no longer applies: refused until it goes too.
+      [v] = refusal(await send(tenant, 'PATCH', `/classifiers/${entity.body.id}`, { stereotype: 'Ereignis' }));
+      expect(v.path).to.equal('customProperties.aggregatwurzel');
+      const changed = await send(tenant, 'PATCH', `/classifiers/${entity.body.id}`, { stereotype: 'Ereignis', customProperties: { auslöser: 'Zählerwechsel' } });
+      expect(changed.status, JSON.stringify(changed.body)).to.equal(200);
+      expect(changed.body).to.deep.include({ stereotype: 'Ereignis', customProperties: { auslöser: 'Zählerwechsel' } });
+    });
   });
 
   describe('the custom properties take effect (Landesamt)', () => {
@@ -274,11 +291,14 @@ describe('profiles: annotation files in the original product\'s vocabulary', () 
       expect(property(classifier, 'aufbewahrungJahre')).to.deep.include({ baseType: 'INTEGER', default: 10, width: 80, placeholder: '10' });
     });
 
-    it('settings in any case; the types known later are kept in the file but neither types nor settings here', () => {
+    it('settings in any case; the model kinds known later are kept in the file but neither types nor settings here', () => {
       expect(Object.keys(utility.settings)).to.have.members(['Theme', 'startseite', 'menü', 'suche']);
       expect(utility.settings.Theme.primärfarbe).to.equal('#00773c');
       expect(Object.keys(office.settings)).to.have.members(['theme', 'Startseite', 'Navigation', 'exportformate', 'sprache']);
-      expect(office.types.Dataset).to.equal(undefined);
+      // The model kinds are known later; the types of §7.1 are types now, annotated like any other.
+      expect(office.types.DataCatalog).to.equal(undefined);
+      expect(office.types.Dataset).to.deep.include({ label: 'Datensatz', icon: 'fa-table' });
+      expect(property(office.types.Dataset, 'datensatzkennung')).to.deep.include({ baseType: 'ID', declaredBy: 'Dataset' });
       expect(office.types.Collection).to.deep.include({ extends: 'Scheme', label: 'Erhebung' });
       expect(property(office.types.Collection, 'modellnummer')).to.deep.include({ baseType: 'ID', declaredBy: 'Scheme' });
     });
@@ -297,22 +317,25 @@ describe('profiles: the rules compiled from annotations in the original product\
     expect(rules.rulesOf('Classifier').always.get('kurzbeschreibung')).to.include({ baseType: 'STRING', many: false });
     expect(rules.rulesOf('Classifier').always.get('fachbegriffe')).to.include({ baseType: 'STRING', many: true });
     expect(rules.rulesOf('Classifier').always.get('objektkennung')!.scope).to.deep.equal(['Classifier']);
-    expect(rules.rulesOf('Enumeration').always.get('objektkennung')!.scope).to.deep.equal(['Enumeration']);
+    // A reference object is an enumeration: one scope.
+    expect(rules.rulesOf('Enumeration').always.get('objektkennung')!.scope).to.deep.equal(['Enumeration', 'ReferenceObject']);
     // Declared at Asset: unique among all its concrete types.
     expect(rules.rulesOf('Scheme').always.get('quellsystem')!.scope).to.include.members(['Scheme', 'Classifier', 'Processing']);
     expect(rules.rulesOf('Enumeration').always.get('externeQuelle')!.literals).to.deep.equal(new Set(['BDEW', 'EDI@Energy', 'DVGW', 'intern']));
   });
 
-  it('a stereotype\'s custom properties apply while the object\'s stereotype is that one (once the metamodel has the property)', () => {
+  it('a stereotype\'s custom properties apply while the object\'s stereotype is that one', () => {
     const byStereotype = compiled(UTILITY).rulesOf('Classifier').byProperty.get(STEREOTYPE_PROPERTY)!;
     expect([...byStereotype.keys()]).to.have.members(['Entität', 'Wertobjekt', 'Ereignis']);
     expect(byStereotype.get('Entität')!.map((r) => [r.name, r.baseType])).to.have.deep.members([['schlüsselattribut', 'STRING'], ['aggregatwurzel', 'BOOLEAN']]);
-    expect(metamodel.types.Classifier.properties.some((p) => p.name === STEREOTYPE_PROPERTY), 'the metamodel has stereotype now: test the REST effect').to.equal(false);
+    // The metamodel has the property on every asset: its effect over REST is tested above (§7.1 stereotype).
+    expect(metamodel.types.Classifier.properties.some((p) => p.name === STEREOTYPE_PROPERTY)).to.equal(true);
   });
 
-  it('applies nothing of the types known later, and lists each only while the metamodel lacks it', () => {
+  it('applies nothing of the names known later (the model kinds), and lists each only while the metamodel lacks it', () => {
     const rules = compiled(OFFICE);
-    expect(rules.rulesOf('Dataset').always.size).to.equal(0);
+    expect(rules.rulesOf('DataDomainModel').always.size).to.equal(0);
+    expect([...rules.rulesOf('Dataset').always.keys()]).to.include.members(['datensatzkennung', 'lizenz']);
     for (const name of KNOWN_LATER_TYPES) expect(Object.hasOwn(metamodel.types, name), `${name} is in the metamodel now: remove it from KNOWN_LATER_TYPES`).to.equal(false);
   });
 });
