@@ -65,6 +65,7 @@ drop view if exists user_view cascade;
 create view activity_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -95,6 +96,7 @@ where h.type in ('Processing')
 create view activity_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -122,6 +124,7 @@ where o.type in ('Processing')
 create view asset_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -152,6 +155,7 @@ where h.type in ('BusinessAttribute', 'Classifier', 'Collection', 'Composition',
 create view asset_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -179,6 +183,7 @@ where o.type in ('BusinessAttribute', 'Classifier', 'Collection', 'Composition',
 create view attribute_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'cardinality' as "cardinality",
@@ -222,6 +227,7 @@ where h.type in ('BusinessAttribute')
 create view attribute_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.props ->> 'cardinality' as "cardinality",
@@ -262,6 +268,7 @@ where o.type in ('BusinessAttribute')
 create view attribution_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   (h.row ->> 'attributedTo')::uuid as "attributed_to",
@@ -289,6 +296,7 @@ where h.type in ('Attribution')
 create view attribution_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   (o.props ->> 'attributedTo')::uuid as "attributed_to",
@@ -313,6 +321,7 @@ where o.type in ('Attribution')
 create view classifier_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   (h.row ->> 'abstract')::boolean as "abstract",
@@ -348,6 +357,7 @@ where h.type in ('Classifier')
 create view classifier_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   (o.props ->> 'abstract')::boolean as "abstract",
@@ -380,6 +390,7 @@ where o.type in ('Classifier')
 create view collection_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -410,6 +421,7 @@ where h.type in ('Collection')
 create view collection_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -437,6 +449,7 @@ where o.type in ('Collection')
 create view composition_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -470,6 +483,7 @@ where h.type in ('Composition')
 create view composition_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -521,6 +535,7 @@ where o.tenant = any (string_to_array(nullif(replace(current_setting('service.te
 create view data_object_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -552,6 +567,7 @@ where h.type in ('DataObject', 'UmlClass')
 create view data_object_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -580,6 +596,7 @@ where o.type in ('DataObject', 'UmlClass')
 create view dataset_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'accrualPeriodicity' as "accrual_periodicity",
@@ -618,6 +635,7 @@ where h.type in ('Dataset')
 create view dataset_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.props ->> 'accrualPeriodicity' as "accrual_periodicity",
@@ -653,6 +671,7 @@ where o.type in ('Dataset')
 create view datatype_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -683,6 +702,7 @@ where h.type in ('Datatype')
 create view datatype_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -710,6 +730,7 @@ where o.type in ('Datatype')
 create view deployment_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -739,6 +760,7 @@ where h.type in ('Deployment')
 create view deployment_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -765,6 +787,7 @@ where o.type in ('Deployment')
 create view derivation_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -792,6 +815,7 @@ where h.type in ('Derivation')
 create view derivation_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -816,6 +840,7 @@ where o.type in ('Derivation')
 create view distribution_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'accessURL' as "access_url",
@@ -850,6 +875,7 @@ where h.type in ('Distribution')
 create view distribution_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.props ->> 'accessURL' as "access_url",
@@ -881,6 +907,7 @@ where o.type in ('Distribution')
 create view enumeration_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -911,6 +938,7 @@ where h.type in ('Enumeration', 'ReferenceObject')
 create view enumeration_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -938,6 +966,7 @@ where o.type in ('Enumeration', 'ReferenceObject')
 create view group_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -969,6 +998,7 @@ where h.type in ('Group')
 create view group_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -997,6 +1027,7 @@ where o.type in ('Group')
 create view holds_post_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -1023,6 +1054,7 @@ where h.type in ('HoldsPost')
 create view holds_post_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -1046,6 +1078,7 @@ where o.type in ('HoldsPost')
 create view literal_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'code' as "code",
@@ -1078,6 +1111,7 @@ where h.type in ('Literal', 'ReferenceValue')
 create view literal_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.props ->> 'code' as "code",
@@ -1107,6 +1141,7 @@ where o.type in ('Literal', 'ReferenceValue')
 create view organization_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -1137,6 +1172,7 @@ where h.type in ('Organization')
 create view organization_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -1164,6 +1200,7 @@ where o.type in ('Organization')
 create view person_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'additionalName' as "additional_name",
@@ -1199,6 +1236,7 @@ where h.type in ('Person')
 create view person_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.props ->> 'additionalName' as "additional_name",
@@ -1231,6 +1269,7 @@ where o.type in ('Person')
 create view post_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -1262,6 +1301,7 @@ where h.type in ('Post')
 create view post_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -1290,6 +1330,7 @@ where o.type in ('Post')
 create view processing_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -1320,6 +1361,7 @@ where h.type in ('Processing')
 create view processing_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -1347,6 +1389,7 @@ where o.type in ('Processing')
 create view reference_object_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -1377,6 +1420,7 @@ where h.type in ('ReferenceObject')
 create view reference_object_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -1404,6 +1448,7 @@ where o.type in ('ReferenceObject')
 create view reference_value_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'code' as "code",
@@ -1437,6 +1482,7 @@ where h.type in ('ReferenceValue')
 create view reference_value_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.props ->> 'code' as "code",
@@ -1467,6 +1513,7 @@ where o.type in ('ReferenceValue')
 create view scheme_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -1498,6 +1545,7 @@ where h.type in ('Scheme')
 create view scheme_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -1526,6 +1574,7 @@ where o.type in ('Scheme')
 create view system_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -1557,6 +1606,7 @@ where h.type in ('System')
 create view system_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -1585,6 +1635,7 @@ where o.type in ('System')
 create view tenant_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -1609,6 +1660,7 @@ where h.type in ('Tenant')
 create view tenant_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -1630,6 +1682,7 @@ where o.type in ('Tenant')
 create view uml_attribute_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -1664,6 +1717,7 @@ where h.type in ('UmlAttribute')
 create view uml_attribute_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -1695,6 +1749,7 @@ where o.type in ('UmlAttribute')
 create view uml_class_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -1726,6 +1781,7 @@ where h.type in ('UmlClass')
 create view uml_class_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -1754,6 +1810,7 @@ where o.type in ('UmlClass')
 create view usage_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'createdBy' as "created_by",
@@ -1781,6 +1838,7 @@ where h.type in ('Usage')
 create view usage_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.created_by::text as "created_by",
@@ -1805,6 +1863,7 @@ where o.type in ('Usage')
 create view user_version_view with (security_barrier = true) as
 select
   (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'accessLevel' as "access_level",
@@ -1838,6 +1897,7 @@ where h.type in ('User')
 create view user_view with (security_barrier = true) as
 select
   o.id::uuid as "id",
+  o.type as "_type",
   o.type as "type",
   o.version::bigint as "version",
   o.props ->> 'accessLevel' as "access_level",

@@ -137,7 +137,8 @@ function statusLabelColumn(status: string, tenant: string, model: Metamodel, lab
 function typeColumns(type: TypeDef, source: Source, model: Metamodel, labels: StatusLabels): [string, string][] {
   const properties = type.properties.filter((p) => !p.writeOnly && !NOT_STORED.has(p.name));
   const byName = (name: string) => properties.find((p) => p.name === name);
-  const columns: [string, string][] = [['id', source.read(byName('id')!)], ['type', `${source.alias}.type`]];
+  // `_type` as the REST interface names it (decisions §7.4: the original product's reports select it), `type` as before.
+  const columns: [string, string][] = [['id', source.read(byName('id')!)], ['_type', `${source.alias}.type`], ['type', `${source.alias}.type`]];
   for (const p of properties.filter((x) => x.name !== 'id')) columns.push([snakeCase(p.name), source.read(p)]);
   const status = byName('status');
   if (!status) throw new Error(`type ${type.name} has no status property`);

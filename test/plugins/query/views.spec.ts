@@ -37,6 +37,12 @@ describe('Query interface: views, tenants, time and language', () => {
       expect(await labels('select label from scheme_view order by label', { auth: f.otherAdmin })).to.deep.equal(['Secret']);
     });
 
+    it('names each row\'s type as the REST interface does, in `_type` (decisions §7.4)', async () => {
+      const found = await rows(t, f.db, 'select _type, label from asset_view where _type = \'Scheme\' order by label', { auth: f.admin });
+      expect(found).to.deep.equal([{ _type: 'Scheme', label: 'Orders' }]);
+      expect((await rows(t, f.db, 'select _type, count(*) as n from tenant_view group by _type'))).to.deep.equal([{ _type: 'Tenant', n: 2 }]);
+    });
+
     it('shows a system administrator every tenant of the database', async () => {
       expect(await labels('select label from scheme_view order by label')).to.deep.equal(['Orders', 'Secret']);
       expect(await labels('select label from tenant_view order by label')).to.deep.equal(['Default', 'Other']);
