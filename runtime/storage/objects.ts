@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { schemaOf } from './migrations.ts';
+import { literal } from './sql.ts';
 import type { ListPlan } from '../metamodel/relations.ts';
 import { RaceLost } from './retry.ts';
 
@@ -57,7 +58,6 @@ export interface LinkSubject {
   at?: number;
 }
 
-const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
 const inTypes = (types: string[]) => `(${types.map(literal).join(', ')})`;
 
 /**

@@ -161,6 +161,17 @@ describe('user interface: the query console', function () {
     expect(await page.getByRole('region', { name: 'Result' }).locator('tbody tr').count()).to.equal(100);
   });
 
+  it('reads NULL, the empty text, commas, quotes and line breaks out of the CSV answer as they are', async () => {
+    const page = await consolePage();
+    await type(page, `select null as a, '' as b, 'x,y' as c, 'say "hi"' as d, E'two\\nlines' as e from scheme_view limit 1`);
+    await page.keyboard.press('Control+Enter');
+    const cells = page.getByRole('region', { name: 'Result' }).locator('tbody tr').first().locator('td');
+    await cells.first().waitFor();
+    expect(await cells.evaluateAll((tds) => tds.map((td) => [td.className, td.textContent]))).to.deep.equal([
+      ['null', '—'], ['', ''], ['', 'x,y'], ['', 'say "hi"'], ['', 'two\nlines'],
+    ]);
+  });
+
   it('sends the options: the language of the result, the timeout, and the time-travel state as of', async () => {
     const refusedSql = 'select * from pg_class';
     const messageIn = async (language: string) => {

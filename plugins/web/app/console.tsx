@@ -21,6 +21,7 @@ import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { autocompletion, completionKeymap } from '@codemirror/autocomplete';
 import { defaultHighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { PostgreSQL, sql } from '@codemirror/lang-sql';
+import { parse, type CastingContext } from 'csv-parse/browser/esm/sync';
 import { Api, ApiError, type ErrorPayload } from './api.ts';
 import type { Language } from './i18n.ts';
 import { formatTime, useApp, type AppState } from './state.ts';
@@ -78,47 +79,25 @@ async function saveAs(response: Response, filename: string): Promise<void> {
 }
 
 /**
- * CSV records of RFC 4180 from the start of a text, as far as they are
- * complete; a field written as nothing is null, a quoted one (`""`
- * included) is text. Answers the records and where the unread rest starts.
+ * The CSV records at the start of a text, at most `limit` (csv-parse): a
+ * field written as nothing is null, a quoted one (`""` included) is text, as
+ * the query interface writes NULL and the empty text. A text that ends inside
+ * a quoted field has no more records yet than those before it.
  */
-export function csvRecords(text: string, limit: number): { records: (string | null)[][]; end: number } {
-  const records: (string | null)[][] = [];
-  let i = 0;
-  let start = 0;
-  while (records.length < limit && i < text.length) {
-    const record: (string | null)[] = [];
-    for (;;) {
-      let value: string | null;
-      if (text[i] === '"') {
-        let j = i + 1;
-        let v = '';
-        for (;;) {
-          const q = text.indexOf('"', j);
-          if (q < 0) return { records, end: start };
-          v += text.slice(j, q);
-          if (text[q + 1] === '"') { v += '"'; j = q + 2; continue; }
-          i = q + 1;
-          break;
-        }
-        value = v;
-      } else {
-        let j = i;
-        while (j < text.length && text[j] !== ',' && text[j] !== '\r' && text[j] !== '\n') j++;
-        value = j === i ? null : text.slice(i, j);
-        i = j;
-      }
-      record.push(value);
-      if (i >= text.length) return { records, end: start };
-      if (text[i] === ',') { i++; continue; }
-      if (text[i] === '\r' && text[i + 1] === undefined) return { records, end: start };
-      i += text[i] === '\r' && text[i + 1] === '\n' ? 2 : 1;
-      break;
+export function csvRecords(text: string, limit: number): (string | null)[][] {
+  const options = { to: limit, relax_column_count: true, cast: (value: string, context: CastingContext) => (value === '' && !context.quoting ? null : value) };
+  try {
+    return parse(text, options) as (string | null)[][];
+  } catch {
+    // Cut inside a quoted field: what lies before the last line break is whole (or the parse says so again, and there is nothing yet).
+    const cut = text.lastIndexOf('\n', text.length - 2);
+    if (cut < 0) return [];
+    try {
+      return parse(text.slice(0, cut + 1), options) as (string | null)[][];
+    } catch {
+      return [];
     }
-    records.push(record);
-    start = i;
   }
-  return { records, end: start };
 }
 
 /** The header and the first page of rows of a CSV answer; stops reading (and so the statement) once it has them. */
@@ -138,12 +117,12 @@ async function firstPage(response: Response): Promise<Result> {
       }
       text += decoder.decode(chunk.value, { stream: true });
       // Header, a page, and one record more to know whether there is more.
-      if (csvRecords(text, RESULT_PAGE + 2).records.length >= RESULT_PAGE + 2) break;
+      if (csvRecords(text, RESULT_PAGE + 2).length >= RESULT_PAGE + 2) break;
     }
   } finally {
     if (!done) await reader.cancel().catch(() => undefined);
   }
-  const { records } = csvRecords(text, RESULT_PAGE + 2);
+  const records = csvRecords(text, RESULT_PAGE + 2);
   const [header = [], ...rows] = records;
   return { columns: header.map((c) => c ?? ''), rows: rows.slice(0, RESULT_PAGE), more: rows.length > RESULT_PAGE };
 }
