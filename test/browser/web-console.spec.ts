@@ -7,11 +7,13 @@
  * gets neither the link nor the page; German texts, a phone's width and
  * axe-core.
  */
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { axe } from '../helpers/browser.ts';
-import { createDatabase } from '../helpers/service.ts';
+import { ADMIN, createDatabase } from '../helpers/service.ts';
+import { schemaOf } from '../../runtime/storage/migrations.ts';
 import { createUser, secret } from '../auth/fixtures.ts';
 import { closePages, open, rest, signIn, startWeb, type Web } from './web.ts';
 
@@ -222,6 +224,44 @@ describe('user interface: the query console', function () {
     // Nor does the service answer the calls behind it.
     const r = await web.t.request(`/api/${db}/queries/views`, { auth: editor });
     expect(r.status).to.equal(403);
+  });
+
+  it('lists the caller\'s jobs on a page of their own, a page at a time; an editor finds it too, with none of the administrator\'s jobs', async () => {
+    // More jobs than a page holds: finished ones of the administrator, as the jobs table keeps them until their retention ends
+    // (written directly: running 21 statements would take the tenant's two query slots for half a minute on the embedded database).
+    const before = (await rest(web, 'GET', `/api/${db}/jobs?mine=true`, 200)).total as number;
+    const tenant = (await web.t.service.databases.get(db))!.defaultTenant;
+    for (let i = 0; i < 21; i++) {
+      await web.t.service.storage.knex.raw(
+        `insert into "${schemaOf(db)}".query_jobs (id, tenant, all_tenants, login_id, format, language, status, instance, heartbeat_ms,
+           created_at, started_at, finished_at, expires_at, row_count, byte_count, statement)
+         values (?, ?, true, ?, 'JSON', 'en', 'COMPLETED', 'elsewhere', 1000,
+           now() + make_interval(secs => ?), now() + make_interval(secs => ?), now() + make_interval(secs => ?), now() + interval '1 day', 1, 10, ?)`,
+        [randomUUID(), tenant, ADMIN.loginId, i, i, i + 0.5, `select ${i} as n`],
+      );
+    }
+    const { page } = await open();
+    await signIn(page, web, `/web/${db}`);
+    await page.getByRole('link', { name: 'My jobs' }).click();
+    await page.getByRole('heading', { level: 1, name: 'My jobs' }).waitFor();
+    expect(new URL(page.url()).pathname).to.equal(`/web/${db}/jobs`);
+    const rows = page.getByRole('region', { name: 'My jobs' }).locator('tbody tr');
+    await page.getByText(`20 of ${before + 21} jobs shown`).waitFor();
+    expect(await rows.count()).to.equal(20);
+    // Newest first: the last one started is at the top.
+    expect(await rows.first().locator('code').textContent()).to.equal('select 20 as n');
+    await page.getByRole('button', { name: 'Show more' }).click();
+    await page.getByText(`${before + 21} of ${before + 21} jobs shown`).waitFor();
+    expect(await page.getByRole('button', { name: 'Show more' }).count()).to.equal(0);
+    expect(await rows.count()).to.equal(before + 21);
+    expect(await axe(page)).to.deep.equal([]);
+
+    const other = (await open()).page;
+    await signIn(other, web, `/web/${db}`, editor);
+    await other.getByRole('link', { name: 'My jobs' }).click();
+    await other.getByRole('heading', { level: 1, name: 'My jobs' }).waitFor();
+    await other.getByText('No jobs.').waitFor();
+
   });
 
   it('speaks German, fits 390 px without sideways scrolling, and passes axe-core', async () => {

@@ -22,20 +22,19 @@ import { autocompletion, completionKeymap } from '@codemirror/autocomplete';
 import { defaultHighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { PostgreSQL, sql } from '@codemirror/lang-sql';
 import { parse, type CastingContext } from 'csv-parse/browser/esm/sync';
-import { Api, ApiError, type ErrorPayload } from './api.ts';
+import { Api } from './api.ts';
+import { JobsPanel, saveAs, send } from './jobs.tsx';
 import type { Language } from './i18n.ts';
-import { formatTime, useApp, type AppState } from './state.ts';
+import { formatTime, useApp } from './state.ts';
 import type { Schemas } from '../../../client/index.ts';
 
 /** Rows the table shows of a result: the first page; the rest is never read. */
 export const RESULT_PAGE = 100;
-const POLL_MS = 1500;
 const FORMATS = ['CSV', 'JSON', 'XML'] as const;
 type Format = (typeof FORMATS)[number];
 const EXTENSIONS: Record<Format, string> = { CSV: 'csv', JSON: 'json', XML: 'xml' };
 
 type View = Schemas['QueryViews']['views'][number];
-type Job = Schemas['QueryJobSummary'];
 interface Result { columns: string[]; rows: (string | null)[][]; more: boolean }
 
 /** The options of a run beside the format: the state as of (the time-travel picker's `?at=`), the language, the timeout. */
@@ -46,36 +45,6 @@ function downloadPath(db: string, format: Format, options: RunOptions): string {
   if (options.version !== undefined) query.set('version', String(options.version));
   if (options.statementTimeout.trim()) query.set('statementTimeout', options.statementTimeout.trim());
   return `/api/${encodeURIComponent(db)}/queries/download?${query}`;
-}
-
-/** A call through the pages' fetch (CSRF token, language) that answers the Response itself, for results read as they stream. */
-async function send(app: AppState, method: string, path: string, body?: unknown): Promise<Response> {
-  const headers = new Headers();
-  if (body !== undefined) headers.set('Content-Type', 'application/json');
-  const request = new Request(new URL(app.api.url(path), location.origin), {
-    method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const response = await app.api.fetch(request);
-  if (!response.ok) {
-    let payload: ErrorPayload | undefined;
-    try {
-      payload = JSON.parse(await response.text());
-    } catch { /* not JSON: the status says it */ }
-    throw new ApiError(response.status, payload, response);
-  }
-  return response;
-}
-
-/** Saves a response's body as a file: a blob behind an object URL, so that the call could carry the CSRF token. */
-async function saveAs(response: Response, filename: string): Promise<void> {
-  const url = URL.createObjectURL(await response.blob());
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 /**
@@ -196,10 +165,7 @@ export function QueryConsole() {
   const [busy, setBusy] = useState(false);
   const [format, setFormat] = useState<Format>('CSV');
   const [notice, setNotice] = useState<string | undefined>();
-  const [jobs, setJobs] = useState<Job[] | undefined>();
   const [jobTick, setJobTick] = useState(0);
-  const [causes, setCauses] = useState<Record<string, string>>({});
-  const [logs, setLogs] = useState<Record<string, { level: string; message: string }[] | string>>({});
   const [resultLanguage, setResultLanguage] = useState<Language>(app.language);
   const [timeout, setTimeoutText] = useState('');
   const options: RunOptions = { version: app.version, language: resultLanguage, statementTimeout: timeout };
@@ -214,31 +180,6 @@ export function QueryConsole() {
     ).catch((e) => live && setViewsError(String((e as Error).message)));
     return () => { live = false; };
   }, [db]);
-
-  // The caller's jobs of this database; asked again every POLL_MS while one is queued or running.
-  useEffect(() => {
-    let live = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    app.api.client.GET('/api/{db}/jobs', { params: { path: { db }, query: { mine: true, limit: 20 } } }).then((r) => {
-      if (!live) return;
-      const list = Api.unwrap(r)._embedded.jobs;
-      setJobs(list);
-      if (list.some((j) => j.status === 'QUEUED' || j.status === 'RUNNING')) timer = setTimeout(() => live && setJobTick((n) => n + 1), POLL_MS);
-    }, () => undefined);
-    return () => { live = false; if (timer) clearTimeout(timer); };
-  }, [db, jobTick]);
-
-  // Why a job failed: the ERROR entries of its log (its statistics only say that the log holds the cause), asked once per failed job.
-  useEffect(() => {
-    for (const job of jobs ?? []) {
-      if (job.status !== 'FAILED' || job.id in causes) continue;
-      setCauses((c) => ({ ...c, [job.id]: '' }));
-      app.api.call<{ data: { level: string; message: string }[] }>('GET', job._links.logs.href).then(
-        (a) => setCauses((c) => ({ ...c, [job.id]: a.data.data.filter((m) => m.level === 'ERROR').map((m) => m.message).join(' ') })),
-        (e) => setCauses((c) => ({ ...c, [job.id]: String((e as Error).message) })),
-      );
-    }
-  }, [jobs]);
 
   const change = (value: string) => {
     setText(value);
@@ -285,24 +226,6 @@ export function QueryConsole() {
       failed(e);
     }
   };
-
-  const downloadJob = async (job: Job) => {
-    try {
-      await saveAs(await send(app, 'GET', job._links.download.href), `Query-${job.id}.${EXTENSIONS[job.format as Format] ?? 'txt'}`);
-    } catch (e) {
-      failed(e);
-    }
-  };
-
-  const showLog = (job: Job, open: boolean) => {
-    if (!open || Array.isArray(logs[job.id])) return;
-    app.api.call<{ data: { level: string; message: string }[] }>('GET', job._links.logs.href).then(
-      (a) => setLogs((l) => ({ ...l, [job.id]: a.data.data })),
-      (e) => setLogs((l) => ({ ...l, [job.id]: String((e as Error).message) })),
-    );
-  };
-
-  const seconds = (ms: number | null) => (ms === null ? app.t('notSet') : app.t('querySeconds', { seconds: (ms / 1000).toLocaleString(app.language === 'de' ? 'de-DE' : 'en-GB', { maximumFractionDigits: 1 }) }));
 
   return (
     <section class="query-console" aria-labelledby="query-heading">
@@ -380,47 +303,7 @@ export function QueryConsole() {
           )}
         </aside>
       </div>
-      <section class="query-jobs" aria-labelledby="query-jobs-heading">
-        <h2 id="query-jobs-heading">{app.t('queryJobs')}</h2>
-        {!jobs && <p role="status">{app.t('loading')}</p>}
-        {jobs && jobs.length === 0 && <p>{app.t('queryNoJobs')}</p>}
-        {jobs && jobs.length > 0 && (
-          <div class="table-wrap">
-            <table>
-              <thead><tr>
-                <th scope="col">{app.t('queryJobStatement')}</th>
-                <th scope="col">{app.t('queryJobCreated')}</th>
-                <th scope="col">{app.t('queryJobState')}</th>
-                <th scope="col">{app.t('queryJobElapsed')}</th>
-                <th scope="col">{app.t('queryJobResult')}</th>
-              </tr></thead>
-              <tbody>
-                {jobs.map((job) => (
-                  <tr key={job.id} data-job={job.id}>
-                    <td><code class="statement">{job.statement ?? ''}</code></td>
-                    <td>{formatTime(app, job.created)}</td>
-                    <td class={`job-state ${job.status.toLowerCase()}`}>{job.status}</td>
-                    <td>{seconds(job.elapsedMs)}</td>
-                    <td>
-                      {job.status === 'COMPLETED' && (
-                        <button type="button" onClick={() => downloadJob(job)}>{app.t('queryJobDownload', { format: job.format })}<span class="visually-hidden"> ({formatTime(app, job.created)})</span></button>
-                      )}
-                      {job.status === 'FAILED' && <span class="error">{causes[job.id] || app.t('loading')}</span>}
-                      <details class="job-log" onToggle={(e) => showLog(job, (e.currentTarget as HTMLDetailsElement).open)}>
-                        <summary>{app.t('queryJobLog')}<span class="visually-hidden"> ({formatTime(app, job.created)})</span></summary>
-                        {typeof logs[job.id] === 'string' && <p class="error">{logs[job.id] as string}</p>}
-                        {Array.isArray(logs[job.id]) && (
-                          <ul>{(logs[job.id] as { level: string; message: string }[]).map((m, i) => <li key={i} class={m.level === 'ERROR' ? 'error' : undefined}>{m.level}: {m.message}</li>)}</ul>
-                        )}
-                      </details>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-      </section>
+      <JobsPanel db={db} tick={jobTick} />
     </section>
   );
 }

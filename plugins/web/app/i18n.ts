@@ -140,6 +140,12 @@ const en: Record<string, string> = {
   queryAsOf: 'Runs on the state as of {at} (time travel in the header).',
   queryNow: 'Runs on the current state; the time travel in the header sets an earlier one.',
   queryJobLog: 'Log',
+  jobProgress: 'Progress',
+  jobObjects: '{done} of {total} objects',
+  jobRows: '{rows} rows so far',
+  jobsShown: '{shown} of {total} jobs shown',
+  showMore: 'Show more',
+  jobsPage: 'My jobs',
 };
 
 const de: Record<string, string> = {
@@ -281,6 +287,12 @@ const de: Record<string, string> = {
   queryAsOf: 'Läuft auf dem Stand vom {at} (Zeitreise in der Kopfzeile).',
   queryNow: 'Läuft auf dem heutigen Stand; die Zeitreise in der Kopfzeile wählt einen früheren.',
   queryJobLog: 'Protokoll',
+  jobProgress: 'Fortschritt',
+  jobObjects: '{done} von {total} Objekten',
+  jobRows: 'bisher {rows} Zeilen',
+  jobsShown: '{shown} von {total} Aufträgen angezeigt',
+  showMore: 'Mehr anzeigen',
+  jobsPage: 'Meine Aufträge',
 };
 
 export const CATALOGUES: Record<Language, Record<string, string>> = { en, de };

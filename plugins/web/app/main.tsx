@@ -16,6 +16,7 @@ import { contentLists, Tree, TREE_PAGE } from './tree.tsx';
 import { ObjectPage, objectPath } from './object.tsx';
 import { AdminPage } from './admin.tsx';
 import type { QueryConsole as QueryConsoleType } from './console.tsx';
+import { JobsPanel } from './jobs.tsx';
 
 const configElement = document.getElementById('service-config');
 const config: ServiceConfig = {
@@ -183,7 +184,7 @@ function DatabaseLayout({ plural, id }: { plural?: string; id?: string }) {
           <Tree />
         </nav>
         <main id="main" tabIndex={-1}>
-          {plural === QUERY_PAGE && !id ? <QueryPage /> : plural && id ? <ObjectPage key={`${plural}/${id}/${app.version ?? ''}`} plural={plural} id={id} /> : plural ? <p class="error">{app.t('notFound')}</p> : (
+          {plural === QUERY_PAGE && !id ? <QueryPage /> : plural === JOBS_PAGE && !id ? <JobsPanel db={app.db!} headingLevel={1} /> : plural && id ? <ObjectPage key={`${plural}/${id}/${app.version ?? ''}`} plural={plural} id={id} /> : plural ? <p class="error">{app.t('notFound')}</p> : (
             <section>
               <h1>{app.db}</h1>
               <p>{app.t('dbWelcome')}</p>
@@ -194,6 +195,9 @@ function DatabaseLayout({ plural, id }: { plural?: string; id?: string }) {
     </div>
   );
 }
+
+/** The segment of the caller's jobs' address, `/web/<db>/jobs` (no type's plural is `jobs`). */
+export const JOBS_PAGE = 'jobs';
 
 /** The segment of the query console's address, `/web/<db>/query` (no type's plural is `query`). */
 export const QUERY_PAGE = 'query';
