@@ -36,7 +36,7 @@ export function sampleModel(): TransferRecord[] {
       label: 'Orders', title: '=1+2', description: '', stereotype: "'quoted", tags: [],
     }),
     r('Collection', ['Orders', 'Empty'], 'collections', { label: 'Empty' }),
-    r('Dataset', ['Orders', 'Customers'], 'datasets', { label: 'Customers', accrualPeriodicity: '+P1D', retentionPeriod: '\ttab first' }),
+    r('Dataset', ['Orders', 'Customers'], 'datasets', { label: 'Customers', description: 'AT&amp;T &lt;b&gt; _x000D_ & \u0001 bell', accrualPeriodicity: '+P1D', retentionPeriod: '\ttab first' }),
     r('Derivation', ['Orders', 'Customers', 'Order/Lines'], 'derivedTo', {
       label: 'Order/Lines', derivedTo: 'Orders/"Order/Lines"', qualifier: 'copy',
     }),
