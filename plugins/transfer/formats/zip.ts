@@ -59,6 +59,12 @@ export interface CheckedZip {
   close(): void;
 }
 
+const NAME_PROBLEMS: Record<string, string> = {
+  'invalid relative path': 'leaves the archive (`..`)',
+  'absolute path': 'is an absolute path',
+  'invalid characters in fileName': 'holds a backslash',
+};
+
 /** Why a name may not stand in an uploaded zip, or null. */
 export function unsafeEntryName(name: string): string | null {
   if (name.includes('\\')) return 'holds a backslash';
@@ -92,7 +98,12 @@ function readDirectory(zip: yauzl.ZipFile, what: string, limits: ZipLimits): Pro
     const entries: yauzl.Entry[] = [];
     let declared = 0;
     const refuse = (message: string) => { reject(new FileProblem(message)); };
-    zip.on('error', (error: Error) => refuse(`The ${what} is not a readable zip archive (${error.message}).`));
+    zip.on('error', (error: Error) => {
+      // yauzl checks names itself, before it hands the entry over.
+      const name = /^(invalid relative path|absolute path|invalid characters in fileName): (.*)$/.exec(error.message);
+      if (name) return refuse(`The ${what} holds an entry whose name ${NAME_PROBLEMS[name[1]!]}: ${JSON.stringify(name[2])}.`);
+      refuse(`The ${what} is not a readable zip archive (${error.message}).`);
+    });
     zip.on('end', () => resolve(entries));
     zip.on('entry', (entry: yauzl.Entry) => {
       const unsafe = unsafeEntryName(entry.fileName);
