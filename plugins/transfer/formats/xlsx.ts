@@ -84,12 +84,33 @@ async function refuseMacros(zip: CheckedZip): Promise<void> {
   }
 }
 
-/** The checked entries as a fresh zip stream, in the order exceljs reads best. */
-async function repack(zip: CheckedZip): Promise<Readable> {
+interface Repacked {
+  stream: Readable;
+  /** The first problem met while copying (the reading of exceljs then ends early). */
+  failure(): Error | undefined;
+  /** Stops copying: no more entries are opened. */
+  stop(): void;
+}
+
+/**
+ * The checked entries as a fresh zip stream, in the order exceljs reads best.
+ * exceljs pipes the stream into its unzipper without listening for errors, so
+ * a failed entry (a zip that lied about its sizes) ends the stream early and
+ * is kept for `failure`, rather than leaving exceljs waiting for the rest.
+ */
+async function repack(zip: CheckedZip): Promise<Repacked> {
   const copy = new yazl.ZipFile();
   const rank = (entry: yauzl.Entry) => { const i = FIRST.indexOf(entry.fileName); return i < 0 ? FIRST.length : i; };
   const output = new PassThrough();
-  copy.outputStream.on('error', error => output.destroy(error));
+  let failure: Error | undefined;
+  let stopped = false;
+  const fail = (error: Error) => {
+    if (failure || stopped) return;
+    failure = error;
+    copy.outputStream.unpipe(output);
+    output.end();
+  };
+  copy.outputStream.on('error', fail);
   for (const entry of [...zip.entries].sort((a, b) => rank(a) - rank(b))) {
     if (entry.fileName.endsWith('/')) continue;
     // exceljs's unzipper finds the end of an entry of unknown size by the data
@@ -97,17 +118,19 @@ async function repack(zip: CheckedZip): Promise<Readable> {
     // XML forbids); other entries (pictures …) are copied whole, with their sizes.
     if (/\.(xml|rels)$/i.test(entry.fileName)) {
       copy.addReadStreamLazy(entry.fileName, { compress: false }, callback => {
+        if (stopped || failure) return;
         zip.open(entry).then(stream => {
-          stream.on('error', error => output.destroy(error));
+          stream.on('error', fail);
           callback(null, stream);
-        }, (error: Error) => output.destroy(error));
+        }, fail);
       });
     } else {
       copy.addBuffer(await readAll(zip, entry), entry.fileName, { compress: false });
     }
   }
   copy.end();
-  return copy.outputStream.pipe(output);
+  copy.outputStream.pipe(output);
+  return { stream: output, failure: () => failure, stop: () => { stopped = true; } };
 }
 
 async function readAll(zip: CheckedZip, entry: yauzl.Entry): Promise<Buffer> {
@@ -138,9 +161,11 @@ export function xlsxReader(limits: ZipLimits = DEFAULT_ZIP_LIMITS) {
       await stageToFile(input, path);
       const zip = await openCheckedZip(path, 'Excel workbook', limits);
       const rows: ReadRow[] = [];
+      let repacked: Repacked | undefined;
       try {
         await refuseMacros(zip);
-        const workbook = new ExcelJS.stream.xlsx.WorkbookReader(await repack(zip), {
+        repacked = await repack(zip);
+        const workbook = new ExcelJS.stream.xlsx.WorkbookReader(repacked.stream, {
           worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore',
         });
         const seen = new Set<string>();
@@ -162,10 +187,15 @@ export function xlsxReader(limits: ZipLimits = DEFAULT_ZIP_LIMITS) {
           }
           if (!table) throw new FileProblem(`Sheet ${sheet} is empty; its first row must name the columns.`, { sheet, row: 1 });
         }
+        const failure = repacked.failure();
+        if (failure) throw failure;
       } catch (error) {
+        const failure = repacked?.failure();
+        if (failure instanceof FileProblem) throw failure;
         if (error instanceof FileProblem) throw error;
         throw new FileProblem(`The file is not a readable Excel workbook (${(error as Error).message}).`);
       } finally {
+        repacked?.stop();
         zip.close();
       }
       yield* depthFirst(rows, context);
