@@ -26,6 +26,7 @@ function writer(out: NodeJS.WritableStream, context: WriteContext): RecordWriter
   const stager = new TableStager(context, STYLE);
   return {
     write: record => stager.add(record),
+    abort: () => stager.abort(),
     async end() {
       const zip = new yazl.ZipFile();
       const written = pipeline(zip.outputStream, out as NodeJS.WritableStream);

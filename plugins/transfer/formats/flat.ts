@@ -164,6 +164,13 @@ export class TableStager {
     if (!table.file.write(`${JSON.stringify(row)}\n`)) await once(table.file, 'drain');
   }
 
+  /** Drops the staging files, for a writing that stops early. */
+  async abort(): Promise<void> {
+    for (const table of this.types.values()) table.file.destroy();
+    this.types.clear();
+    await this.directory?.remove();
+  }
+
   /** Ends the staging files and gives each table to `emit`, in the order the types first came. */
   async finish(emit: (table: Table) => Promise<void>): Promise<void> {
     try {

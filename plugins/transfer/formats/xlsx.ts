@@ -42,6 +42,7 @@ function writer(out: NodeJS.WritableStream, context: WriteContext): RecordWriter
   const stager = new TableStager(context, STYLE);
   return {
     write: record => stager.add(record),
+    abort: () => stager.abort(),
     async end() {
       const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out as import('node:stream').Writable, useStyles: false, useSharedStrings: false });
       workbook.created = workbook.modified = new Date(0);

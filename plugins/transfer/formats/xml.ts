@@ -91,8 +91,25 @@ function writeValue(xml: Builder, name: string, value: unknown): void {
 }
 
 function writer(out: NodeJS.WritableStream): RecordWriter {
+  // xmlbuilder2 hands over every tag and text on its own: gather them into
+  // pieces of about 64 kB, so that the output stream sees few large writes.
+  let pending: string[] = [];
+  let pendingLength = 0;
   let waitForDrain = false;
-  const xml = createCB({ data: (chunk: string) => { if (!out.write(chunk)) waitForDrain = true; }, prettyPrint: true });
+  const flush = () => {
+    if (pendingLength === 0) return;
+    if (!out.write(pending.join(''))) waitForDrain = true;
+    pending = [];
+    pendingLength = 0;
+  };
+  const xml = createCB({
+    data: (chunk: string) => {
+      pending.push(chunk);
+      pendingLength += chunk.length;
+      if (pendingLength >= 65536) flush();
+    },
+    prettyPrint: true,
+  });
   /** The open object elements, each with the list element open in it. */
   const open: { key: string; list?: string }[] = [];
   let started = false;
@@ -133,6 +150,7 @@ function writer(out: NodeJS.WritableStream): RecordWriter {
       if (!started) { xml.dec({ version: '1.0', encoding: 'UTF-8' }); xml.ele(NO_DOCUMENT_ROOT); xml.up(); }
       while (open.length > 0) closeTop();
       xml.end();
+      flush();
       const finished = once(out as NodeJS.EventEmitter, 'finish');
       out.end();
       await finished;

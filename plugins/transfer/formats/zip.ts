@@ -43,7 +43,7 @@ const RATIO_FLOOR = 1024 * 1024;
 
 /** A temporary directory for one reading or writing, removed by `remove`. */
 export async function temporaryDirectory(): Promise<{ path: string; remove(): Promise<void> }> {
-  const path = await mkdtemp(join(tmpdir(), 'transfer-'));
+  const path = await mkdtemp(join(tmpdir(), 'transfer-formats-'));
   return { path, remove: () => rm(path, { recursive: true, force: true }) };
 }
 

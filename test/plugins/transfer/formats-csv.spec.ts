@@ -4,12 +4,17 @@
  * formula guard among them), and the bad files: no zip, missing header
  * columns, entries with paths, archives over the limits or lying about sizes.
  */
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { PassThrough } from 'node:stream';
 import { deflateRawSync } from 'node:zlib';
 import { expect } from 'chai';
 import { parse } from 'csv-parse/sync';
 import { csv, csvFormat } from '../../../plugins/transfer/formats/csv.ts';
+import { fromCell, toCell } from '../../../plugins/transfer/formats/flat.ts';
+import type { PropertyDef } from '../../../runtime/host.ts';
 import { FileProblem, type TransferRecord } from '../../../plugins/transfer/records.ts';
-import { readFromBuffer, readProblem, sampleModel, withoutSource, writeToBuffer } from './format-fixtures.ts';
+import { context, readFromBuffer, readProblem, sampleModel, withoutSource, writeToBuffer } from './format-fixtures.ts';
 import { claimUncompressedSize, makeZip, patchBytes, unzip } from './zip-fixtures.ts';
 
 const HEADER = '_parent,_list,label';
@@ -169,6 +174,30 @@ describe('transfer format CSV', () => {
 
   it('deflate of 50 MB of one letter is a bomb indeed (the fixture is what it claims)', () => {
     expect(deflateRawSync(Buffer.alloc(50 * 1024 * 1024, 0x41)).length).to.be.below(100_000);
+  });
+
+  it('writes DATETIME as ISO 8601 text and reads it back (and epoch milliseconds, and text that is neither)', () => {
+    const property = { name: 'validFrom', dataType: 'DATETIME', many: false } as PropertyDef;
+    const style = { typedCells: false, guardFormulas: true };
+    const where = () => ({ source: {}, column: 'validFrom' });
+    expect(toCell(1767225600123, property, style)).to.equal('2026-01-01T00:00:00.123Z');
+    expect(toCell(-631152000000, property, style)).to.equal('1950-01-01T00:00:00.000Z');
+    expect(fromCell('2026-01-01T00:00:00.123Z', property, where)).to.equal(1767225600123);
+    expect(fromCell('1950-01-01T00:00:00.000Z', property, where)).to.equal(-631152000000);
+    expect(fromCell('1767225600123', property, where)).to.equal(1767225600123);
+    expect(fromCell('tomorrow', property, where), 'kept for the engine to refuse').to.equal('tomorrow');
+  });
+
+  it('leaves no temporary files behind, when ended or aborted', async () => {
+    const staging = () => readdirSync(tmpdir()).filter(name => name.startsWith('transfer-formats-')).length;
+    const before = staging();
+    await writeToBuffer(csv, sampleModel());
+    expect(staging()).to.equal(before);
+    const writer = csv.writer(new PassThrough(), context);
+    for (const record of sampleModel()) await writer.write(record);
+    expect(staging()).to.equal(before + 1);
+    await writer.abort!();
+    expect(staging()).to.equal(before);
   });
 
   it('writes an empty zip for no records, and reads it as none', async () => {
