@@ -27,8 +27,9 @@
  * central directory never reaches it. A cell with a formula is a FileProblem
  * naming sheet and cell.
  */
+import { once } from 'node:events';
 import { join } from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import ExcelJS from 'exceljs';
 import yazl from 'yazl';
 import type yauzl from 'yauzl';
@@ -44,12 +45,18 @@ function writer(out: NodeJS.WritableStream, context: WriteContext): RecordWriter
     write: record => stager.add(record),
     abort: () => stager.abort(),
     async end() {
-      const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out as import('node:stream').Writable, useStyles: false, useSharedStrings: false });
+      const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out as Writable, useStyles: false, useSharedStrings: false });
       workbook.created = workbook.modified = new Date(0);
       await stager.finish(async table => {
         const sheet = workbook.addWorksheet(table.type);
         sheet.addRow(table.columns.map(escapeText)).commit();
-        for await (const cells of table.rows()) sheet.addRow(cells.map(escapeText)).commit();
+        let count = 0;
+        for await (const cells of table.rows()) {
+          sheet.addRow(cells.map(escapeText)).commit();
+          // exceljs queues a sheet's rows in memory until its zip stream takes
+          // them: when the client reads slowly, wait for it rather than queue the sheet.
+          if (++count % 256 === 0 && (out as Writable).writableNeedDrain) await once(out as Writable, 'drain');
+        }
         sheet.commit();
       });
       await workbook.commit();
