@@ -92,10 +92,11 @@ export function toCell(value: unknown, property: PropertyDef | undefined, style:
 /** A cell as the value of a column of the given property; `where` names the cell for a FileProblem. */
 export function fromCell(cell: Cell, property: PropertyDef | undefined, where: () => { source: SourcePosition; column: string }): unknown {
   if (cell === undefined || cell === '') return undefined;
-  if (cell instanceof Date) return cell.getTime();
-  if (typeof cell !== 'string') return cell;
+  const kind = kindOf(property);
+  if (cell instanceof Date) return kind === 'text' ? cell.toISOString() : cell.getTime();
+  if (typeof cell !== 'string') return kind === 'text' ? String(cell) : cell;
   if (cell.startsWith("'")) return cell.slice(1);
-  switch (kindOf(property)) {
+  switch (kind) {
     case undefined: return parsesAsJson(cell) ? JSON.parse(cell) : cell;
     case 'text': return cell;
     case 'number': { const n = Number(cell); return cell.trim() !== '' && Number.isFinite(n) ? n : cell; }
@@ -218,7 +219,7 @@ export class TableReader {
   private readonly properties: (PropertyDef | undefined)[];
   private readonly index: { parent: number; list: number; label: number };
 
-  constructor(readonly type: string, readonly sheet: string, private readonly header: Cell[], context: WriteContext) {
+  constructor(readonly type: string, readonly sheet: string, header: Cell[], context: WriteContext) {
     const names = header.map(cell => (typeof cell === 'string' ? cell.trim() : cell === undefined ? '' : String(cell)));
     const seen = new Set<string>();
     names.forEach(name => {
@@ -241,6 +242,11 @@ export class TableReader {
   read(cells: Cell[], row: number): ReadRow | undefined {
     if (cells.every(cell => cell === undefined || cell === '')) return undefined;
     const source = { sheet: this.sheet, row };
+    cells.forEach((cell, i) => {
+      if ((this.names[i] ?? '') === '' && cell !== undefined && cell !== '') {
+        throw new FileProblem(`${this.sheet}, row ${row}: a value stands in column ${i + 1}, which the header does not name.`, source);
+      }
+    });
     const at = (i: number) => () => ({ source, column: this.names[i] ?? String(i + 1) });
     const parentText = textCell(cells[this.index.parent]);
     const parent = parseKey(parentText ?? '');

@@ -65,12 +65,12 @@ describe('transfer format XLSX', () => {
       sheet.addRow(['_parent', '_list', 'label', 'title', 'favorite', 'note']);
       sheet.addRow(['Orders', 'datasets', 'Lines', { richText: [{ text: 'Bold ' }, { text: 'and plain' }] }, true, 12]);
       sheet.addRow([]);
-      sheet.addRow(['Orders', 'datasets', 'Heads', 'Title & more', false, "'0815"]);
+      sheet.addRow(['Orders', 'datasets', 42, 'Title & more', false, "'0815"]);
     });
     const read = await readFromBuffer(xlsx, bytes);
     expect(read).to.deep.equal([
       { type: 'Dataset', key: ['Orders', 'Lines'], list: 'datasets', properties: { label: 'Lines', title: 'Bold and plain', favorite: true, note: 12 }, source: { sheet: 'Dataset', row: 2 } },
-      { type: 'Dataset', key: ['Orders', 'Heads'], list: 'datasets', properties: { label: 'Heads', title: 'Title & more', favorite: false, note: '0815' }, source: { sheet: 'Dataset', row: 4 } },
+      { type: 'Dataset', key: ['Orders', '42'], list: 'datasets', properties: { label: '42', title: 'Title & more', favorite: false, note: '0815' }, source: { sheet: 'Dataset', row: 4 } },
     ]);
   });
 
@@ -123,6 +123,15 @@ describe('transfer format XLSX', () => {
         const problem = await refused(bytes, new RegExp(`Dataset: the header row has no column ${missing}`));
         expect((problem as FileProblem).position).to.deep.equal({ sheet: 'Dataset', row: 1 });
       }
+    });
+
+    it('a value in a column the header does not name', async () => {
+      const bytes = await workbook(book => {
+        const sheet = book.addWorksheet('Dataset');
+        sheet.addRow(['_parent', '_list', 'label']);
+        sheet.addRow(['', 'datasets', 'A', undefined, 'lost?']);
+      });
+      await refused(bytes, /Dataset, row 2: a value stands in column 5, which the header does not name/);
     });
 
     it('a sheet whose first row is empty', async () => {
