@@ -19,7 +19,8 @@
  *   element is a property; `property name="…"` stands for a property whose
  *   name is not an XML name (or is `list` or `property`). Properties come
  *   before lists. Inside a list, every element is an object named by its type.
- * - A value is text unless its `type` attribute says otherwise: `number`,
+ * - A value is text unless its `type` attribute says otherwise (or, with no
+ *   `type`, the metamodel makes it a single number or boolean): `number`,
  *   `boolean`, `null`, `list` (its elements are `item`s, each a value),
  *   `record` (its elements are the record's fields, named like properties),
  *   `json` (the text is JSON: the writer uses it for text XML cannot hold, a
@@ -188,7 +189,7 @@ const VALUE_TYPES = new Set(['string', 'number', 'boolean', 'null', 'list', 'rec
 class TreeReader {
   private readonly stack: Frame[] = [];
 
-  constructor(private readonly parser: SaxesParser, private readonly emit: (record: TransferRecord) => void) {
+  constructor(private readonly parser: SaxesParser, private readonly context: WriteContext, private readonly emit: (record: TransferRecord) => void) {
     parser.on('doctype', () => this.fail('The file declares a document type (DTD); DTDs and entities are refused.'));
     parser.on('opentag', tag => this.open(tag));
     parser.on('text', text => this.text(text));
@@ -223,7 +224,8 @@ class TreeReader {
       if (top.sawList) this.fail(`the property ${tag.name} of ${top.type} comes after its lists; properties come first.`);
       const name = this.propertyName(tag);
       if (name in top.properties) this.fail(`${top.type} has the property ${name} twice.`);
-      this.pushValue(tag, value => { top.properties[name] = value; });
+      const property = this.context.typeOf(top.type)?.properties.find(p => p.name === name && !p.many);
+      this.pushValue(tag, value => { top.properties[name] = value; }, property?.dataType);
       return;
     }
     if (top.kind === 'list') {
@@ -268,8 +270,13 @@ class TreeReader {
     return this.fail(`the attribute ${name}Json must hold a JSON string.`);
   }
 
-  private pushValue(tag: SaxesTagPlain, set: (value: unknown) => void): void {
-    const type = (tag.attributes as Record<string, string>).type ?? 'string';
+  /**
+   * A value without a `type` is text, except for a single number or boolean
+   * of the metamodel, which a person writes as `<order>3</order>`.
+   */
+  private pushValue(tag: SaxesTagPlain, set: (value: unknown) => void, dataType?: string): void {
+    const untyped = dataType === 'INTEGER' || dataType === 'DECIMAL' ? 'number' : dataType === 'BOOLEAN' ? 'boolean' : 'string';
+    const type = (tag.attributes as Record<string, string>).type ?? untyped;
     if (!VALUE_TYPES.has(type)) this.fail(`unknown value type ${JSON.stringify(type)} (string, number, boolean, null, list, record, json).`);
     this.stack.push({ kind: 'value', type, text: '', items: [], fields: {}, set, source: this.here() });
   }
@@ -317,10 +324,10 @@ class TreeReader {
   }
 }
 
-async function* read(input: NodeJS.ReadableStream): AsyncIterable<TransferRecord> {
+async function* read(input: NodeJS.ReadableStream, context: WriteContext): AsyncIterable<TransferRecord> {
   const parser = new SaxesParser({ position: true });
   const queue: TransferRecord[] = [];
-  new TreeReader(parser, record => queue.push(record));
+  new TreeReader(parser, context, record => queue.push(record));
   const decoder = new StringDecoder('utf8');
   const feed = (text: string) => {
     try {
@@ -352,5 +359,5 @@ export const xml: TransferFormat = {
   contentType: 'application/xml',
   extension: 'xml',
   writer: out => writer(out),
-  read: (input: NodeJS.ReadableStream, _context: WriteContext) => read(input),
+  read,
 };

@@ -62,10 +62,10 @@ describe('transfer format XML', () => {
     expect((await writeToBuffer(xml, read)).equals(bytes)).to.equal(true);
   });
 
-  it('reads a file a person wrote: no type attributes, a byte-order mark, comments', async () => {
-    const text = '\uFEFF<?xml version="1.0"?>\n<!-- hand made -->\n<Scheme><label>S</label>\n<list name="classifiers"><Classifier><label>C &amp; D</label><![CDATA[]]></Classifier></list></Scheme>\n';
+  it('reads a file a person wrote: numbers and booleans of the metamodel without type, a byte-order mark, comments', async () => {
+    const text = '\uFEFF<?xml version="1.0"?>\n<!-- hand made -->\n<Scheme><label>S</label><locked>true</locked><code>7</code>\n<list name="classifiers"><Classifier><label>C &amp; D</label><![CDATA[]]></Classifier></list></Scheme>\n';
     expect(withoutSource(await readFromBuffer(xml, text))).to.deep.equal([
-      r('Scheme', [], undefined, { label: 'S' }),
+      r('Scheme', [], undefined, { label: 'S', locked: true, code: '7' }),
       r('Classifier', ['C & D'], 'classifiers', { label: 'C & D' }),
     ]);
   });
