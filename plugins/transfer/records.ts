@@ -74,6 +74,12 @@ export interface RecordWriter {
   write(record: TransferRecord): Promise<void>;
   /** Called once after the last record; flushes and ends the output stream. */
   end(): Promise<void>;
+  /**
+   * Called instead of `end` when the download stops early (the client went
+   * away, the store failed): frees what the writer holds (temporary files of
+   * the flat formats); the output stream is the caller's to destroy.
+   */
+  abort?(): Promise<void>;
 }
 
 /** A problem with the file itself, before any record is made of it (bad syntax, missing header …). */
