@@ -56,7 +56,7 @@ describe('generator/emitters/openapi', () => {
     for (const [plural, typeName] of Object.entries(standardModel.plurals)) {
       const type = standardModel.types[typeName];
       const creatable = Boolean(standardModel.rootLists[plural]
-        || type.concreteTypes.some((c) => standardModel.types[c].ownerProperty || standardModel.types[c].root));
+        || type.concreteTypes.some((c) => standardModel.types[c].owners.length || standardModel.types[c].root));
       expect(document.paths[`/rest/{db}/${plural}`], plural).to.have.property('get');
       expect(Boolean(document.paths[`/rest/{db}/${plural}`].post), plural).to.equal(creatable);
       // Every top-level list is written as a whole too.
