@@ -65,7 +65,9 @@ describe('generator/emitters/openapi', () => {
     expect(document.paths['/rest/{db}/schemes'].post.operationId).to.equal('createScheme');
     // Attributes name their domain (hasDomain): an asset can be created at the top level as one.
     expect(document.paths['/rest/{db}/assets'].post.description).to.match(/hasDomain/);
-    expect(document.paths['/rest/{db}/classifiers']).not.to.have.property('post');
+    // Classifiers name their parent (inScheme or inCollection, decisions §7.1): created in the flat list too; distributions name none.
+    expect(document.paths['/rest/{db}/classifiers'].post.description).to.match(/inCollection.*inScheme|inScheme.*inCollection/);
+    expect(document.paths['/rest/{db}/distributions']).not.to.have.property('post');
   });
 
   it('describes each list of each type, inverse lists read-only', () => {

@@ -323,8 +323,10 @@ describe('metamodel, second edition: a database written before it', function () 
     expect(patched).to.include({ derivedFrom: from.id, parentId: from.id, qualifier: 'gekürzt' });
     expect(await rows(t, db, `select derived_from, qualifier from derivation_view`)).to.deep.equal([{ derived_from: from.id, qualifier: 'gekürzt' }]);
     expect(await rows(t, db, `select count(*)::int as n from dataset_view`)).to.deep.equal([{ n: 0 }]);
-    await ok(t, 'POST', `${rest}/schemes/Alt/collections`, { _type: 'Collection', label: 'Daten' });
-    await ok(t, 'POST', `${rest}/schemes/Alt/collections/Daten/datasets`, { _type: 'Dataset', label: 'Kunden' });
+    // Datasets stand in data catalogs (decisions §7.1).
+    await ok(t, 'POST', `${rest}/schemes`, { _type: 'Scheme', label: 'Katalog', modelType: 'DataCatalog' });
+    await ok(t, 'POST', `${rest}/schemes/Katalog/collections`, { _type: 'Collection', label: 'Daten' });
+    await ok(t, 'POST', `${rest}/schemes/Katalog/collections/Daten/datasets`, { _type: 'Dataset', label: 'Kunden' });
     expect(await rows(t, db, `select label from dataset_view`)).to.deep.equal([{ label: 'Kunden' }]);
     // Deleting the attribute derived from removes the derivation, as before.
     await ok(t, 'DELETE', `${rest}/attributes/${from.id}`);
