@@ -390,7 +390,8 @@ export class Writer {
   async checkReferences(prepared: PreparedWrite[], violations: ViolationList): Promise<void> {
     const checked = prepared.flatMap((w) => this.model.types[w.object.type].properties
       .filter((p) => p.dataType === 'REFERENCE' && typeof w.object.props[p.name] === 'string')
-      .filter((p) => w.ownerPending && p.owner || w.existing?.props[p.name] !== w.object.props[p.name])
+      // A parent reference is checked where it names a new parent; the path's parent, or the one the object stands under, is known.
+      .filter((p) => (p.owner ? w.ownerPending : w.existing?.props[p.name] !== w.object.props[p.name]))
       .map((p) => ({ w, p, value: w.object.props[p.name] as string })));
     const inBatch = new Map(prepared.map((w) => [w.object.id, w.object]));
     const wanted = [...new Set(checked.map((c) => c.value))].filter((id) => !inBatch.has(id));
