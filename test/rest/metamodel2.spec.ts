@@ -302,6 +302,9 @@ describe('metamodel, second edition: a database written before it', function () 
     const knex = t.service.storage.knex;
     await knex.raw(`update ${s}.objects set props = (props - 'derivedFrom') || jsonb_build_object('derivationFor', props -> 'derivedFrom') where type = 'Derivation'`);
     await knex.raw(`update ${s}.history set row = (row - 'derivedFrom') || jsonb_build_object('derivationFor', row -> 'derivedFrom') where type = 'Derivation'`);
+    // Nor the parent references (decisions §7.1; the sixth migration fills them in, as of before too).
+    await knex.raw(`update ${s}.objects set props = props - 'inScheme' where type = 'Classifier'`);
+    await knex.raw(`update ${s}.history set row = row - 'inScheme' where type = 'Classifier'`);
     // The fifth migration of a database is the one this edition brings.
     await knex.raw(`delete from ${s}.schema_migrations where version >= 5`);
     for (const view of ['dataset_view', 'dataset_version_view', 'usage_view', 'holds_post_view']) await knex.raw(`drop view ${s}.${view}`);
@@ -317,6 +320,9 @@ describe('metamodel, second edition: a database written before it', function () 
     const before = await ok(t, 'GET', `${rest}/derivations/${derivation.id}?version=${written}`);
     expect(before).to.include({ derivedFrom: from.id });
     expect(before).to.not.have.property('derivationFor');
+    const scheme = await ok(t, 'GET', `${rest}/schemes/Alt`);
+    expect(await ok(t, 'GET', `${rest}/schemes/Alt/classifiers/Kunde`)).to.include({ inScheme: scheme.id });
+    expect(await ok(t, 'GET', `${rest}/schemes/Alt/classifiers/Kunde?version=${written}`)).to.include({ inScheme: scheme.id });
     expect((await ok(t, 'GET', `${rest}/schemes/Alt/classifiers/Kunde/attributes/kurzname/derivedFrom`))._embedded.derivedFrom.map((d: Json) => d.id)).to.deep.equal([derivation.id]);
     // Written back as read, it keeps its place.
     const patched = await ok(t, 'PATCH', `${rest}/derivations/${derivation.id}`, { qualifier: 'gekürzt' });
