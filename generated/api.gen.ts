@@ -476,7 +476,11 @@ export interface paths {
          * @description Replaces every listed Activity as PUT on the object does (creating it if missing) and deletes every other Activity of the caller's tenant.
          */
         put: operations["replaceActivities"];
-        post?: never;
+        /**
+         * Creates an Activity
+         * @description The new object's parent is the object named by `inCollection` or `inScheme` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createActivity"];
         /**
          * Deletes all Activity objects
          * @description Deletes every Activity of the caller's tenant, with what each one holds.
@@ -814,7 +818,7 @@ export interface paths {
         put: operations["replaceAssets"];
         /**
          * Creates an Asset
-         * @description The new object's parent is the object named by `hasDomain` or `agentOf`.
+         * @description The new object's parent is the object named by `agentOf` or `hasDomain` or `inCollection` or `inScheme` or `inSystem` or `literalOf` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
          */
         post: operations["createAsset"];
         /**
@@ -1154,7 +1158,7 @@ export interface paths {
         put: operations["replaceAttributes"];
         /**
          * Creates a BusinessAttribute
-         * @description The new object's parent is the object named by `hasDomain`.
+         * @description The new object's parent is the object named by `hasDomain` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
          */
         post: operations["createBusinessAttribute"];
         /**
@@ -1494,7 +1498,7 @@ export interface paths {
         put: operations["replaceAttributions"];
         /**
          * Creates an Attribution
-         * @description The new object's parent is the object named by `attributionFor`.
+         * @description The new object's parent is the object named by `attributionFor` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
          */
         post: operations["createAttribution"];
         /**
@@ -1608,7 +1612,11 @@ export interface paths {
          * @description Replaces every listed Classifier as PUT on the object does (creating it if missing) and deletes every other Classifier of the caller's tenant.
          */
         put: operations["replaceClassifiers"];
-        post?: never;
+        /**
+         * Creates a Classifier
+         * @description The new object's parent is the object named by `inCollection` or `inScheme` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createClassifier"];
         /**
          * Deletes all Classifier objects
          * @description Deletes every Classifier of the caller's tenant, with what each one holds.
@@ -1992,7 +2000,11 @@ export interface paths {
          * @description Replaces every listed Collection as PUT on the object does (creating it if missing) and deletes every other Collection of the caller's tenant.
          */
         put: operations["replaceCollections"];
-        post?: never;
+        /**
+         * Creates a Collection
+         * @description The new object's parent is the object named by `inCollection` or `inScheme` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createCollection"];
         /**
          * Deletes all Collection objects
          * @description Deletes every Collection of the caller's tenant, with what each one holds.
@@ -2714,7 +2726,7 @@ export interface paths {
         put: operations["replaceCompositions"];
         /**
          * Creates a Composition
-         * @description The new object's parent is the object named by `hasDomain`.
+         * @description The new object's parent is the object named by `hasDomain` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
          */
         post: operations["createComposition"];
         /**
@@ -3052,7 +3064,11 @@ export interface paths {
          * @description Replaces every listed DataObject as PUT on the object does (creating it if missing) and deletes every other DataObject of the caller's tenant.
          */
         put: operations["replaceDataObjects"];
-        post?: never;
+        /**
+         * Creates a DataObject
+         * @description The new object's parent is the object named by `inCollection` or `inScheme` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createDataObject"];
         /**
          * Deletes all DataObject objects
          * @description Deletes every DataObject of the caller's tenant, with what each one holds.
@@ -3388,7 +3404,11 @@ export interface paths {
          * @description Replaces every listed Dataset as PUT on the object does (creating it if missing) and deletes every other Dataset of the caller's tenant.
          */
         put: operations["replaceDatasets"];
-        post?: never;
+        /**
+         * Creates a Dataset
+         * @description The new object's parent is the object named by `inCollection` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createDataset"];
         /**
          * Deletes all Dataset objects
          * @description Deletes every Dataset of the caller's tenant, with what each one holds.
@@ -3772,7 +3792,11 @@ export interface paths {
          * @description Replaces every listed Datatype as PUT on the object does (creating it if missing) and deletes every other Datatype of the caller's tenant.
          */
         put: operations["replaceDatatypes"];
-        post?: never;
+        /**
+         * Creates a Datatype
+         * @description The new object's parent is the object named by `inCollection` or `inScheme` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createDatatype"];
         /**
          * Deletes all Datatype objects
          * @description Deletes every Datatype of the caller's tenant, with what each one holds.
@@ -4226,7 +4250,7 @@ export interface paths {
         put: operations["replaceDerivations"];
         /**
          * Creates a Derivation
-         * @description The new object's parent is the object named by `derivedFrom`.
+         * @description The new object's parent is the object named by `derivedFrom` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
          */
         post: operations["createDerivation"];
         /**
@@ -4676,7 +4700,11 @@ export interface paths {
          * @description Replaces every listed Enumeration as PUT on the object does (creating it if missing) and deletes every other Enumeration of the caller's tenant.
          */
         put: operations["replaceEnumerations"];
-        post?: never;
+        /**
+         * Creates an Enumeration
+         * @description The new object's parent is the object named by `inCollection` or `inScheme` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createEnumeration"];
         /**
          * Deletes all Enumeration objects
          * @description Deletes every Enumeration of the caller's tenant, with what each one holds.
@@ -5398,7 +5426,7 @@ export interface paths {
         put: operations["replaceHoldsPosts"];
         /**
          * Creates a HoldsPost
-         * @description The new object's parent is the object named by `heldBy`.
+         * @description The new object's parent is the object named by `heldBy` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
          */
         post: operations["createHoldsPost"];
         /**
@@ -5512,7 +5540,11 @@ export interface paths {
          * @description Replaces every listed Literal as PUT on the object does (creating it if missing) and deletes every other Literal of the caller's tenant.
          */
         put: operations["replaceLiterals"];
-        post?: never;
+        /**
+         * Creates a Literal
+         * @description The new object's parent is the object named by `literalOf` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createLiteral"];
         /**
          * Deletes all Literal objects
          * @description Deletes every Literal of the caller's tenant, with what each one holds.
@@ -6382,7 +6414,7 @@ export interface paths {
         put: operations["replacePersons"];
         /**
          * Creates a Person
-         * @description The new object's parent is the object named by `agentOf`.
+         * @description The new object's parent is the object named by `agentOf` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
          */
         post: operations["createPerson"];
         /**
@@ -7104,7 +7136,11 @@ export interface paths {
          * @description Replaces every listed Processing as PUT on the object does (creating it if missing) and deletes every other Processing of the caller's tenant.
          */
         put: operations["replaceProcessings"];
-        post?: never;
+        /**
+         * Creates a Processing
+         * @description The new object's parent is the object named by `inCollection` or `inScheme` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createProcessing"];
         /**
          * Deletes all Processing objects
          * @description Deletes every Processing of the caller's tenant, with what each one holds.
@@ -7440,7 +7476,11 @@ export interface paths {
          * @description Replaces every listed ReferenceObject as PUT on the object does (creating it if missing) and deletes every other ReferenceObject of the caller's tenant.
          */
         put: operations["replaceReferenceObjects"];
-        post?: never;
+        /**
+         * Creates a ReferenceObject
+         * @description The new object's parent is the object named by `inCollection` or `inScheme` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createReferenceObject"];
         /**
          * Deletes all ReferenceObject objects
          * @description Deletes every ReferenceObject of the caller's tenant, with what each one holds.
@@ -7824,7 +7864,11 @@ export interface paths {
          * @description Replaces every listed ReferenceValue as PUT on the object does (creating it if missing) and deletes every other ReferenceValue of the caller's tenant.
          */
         put: operations["replaceReferenceValues"];
-        post?: never;
+        /**
+         * Creates a ReferenceValue
+         * @description The new object's parent is the object named by `literalOf` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createReferenceValue"];
         /**
          * Deletes all ReferenceValue objects
          * @description Deletes every ReferenceValue of the caller's tenant, with what each one holds.
@@ -8866,7 +8910,11 @@ export interface paths {
          * @description Replaces every listed System as PUT on the object does (creating it if missing) and deletes every other System of the caller's tenant.
          */
         put: operations["replaceSystems"];
-        post?: never;
+        /**
+         * Creates a System
+         * @description The new object's parent is the object named by `inCollection` or `inScheme` or `inSystem` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createSystem"];
         /**
          * Deletes all System objects
          * @description Deletes every System of the caller's tenant, with what each one holds.
@@ -9439,7 +9487,7 @@ export interface paths {
         put: operations["replaceUmlAttributes"];
         /**
          * Creates an UmlAttribute
-         * @description The new object's parent is the object named by `hasDomain`.
+         * @description The new object's parent is the object named by `hasDomain` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
          */
         post: operations["createUmlAttribute"];
         /**
@@ -9777,7 +9825,11 @@ export interface paths {
          * @description Replaces every listed UmlClass as PUT on the object does (creating it if missing) and deletes every other UmlClass of the caller's tenant.
          */
         put: operations["replaceUmlClasses"];
-        post?: never;
+        /**
+         * Creates an UmlClass
+         * @description The new object's parent is the object named by `inCollection` or `inScheme` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
+         */
+        post: operations["createUmlClass"];
         /**
          * Deletes all UmlClass objects
          * @description Deletes every UmlClass of the caller's tenant, with what each one holds.
@@ -10211,7 +10263,7 @@ export interface paths {
         put: operations["replaceUsages"];
         /**
          * Creates an Usage
-         * @description The new object's parent is the object named by `usedBy`.
+         * @description The new object's parent is the object named by `usedBy` (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).
          */
         post: operations["createUsage"];
         /**
@@ -10964,15 +11016,13 @@ export interface components {
                 /** @description The parent object, named after the relation that holds this one. */
                 inDataset?: components["schemas"]["Link"];
                 /** @description The parent object, named after the relation that holds this one. */
-                inEnumeration?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inOrganization?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
-                inReferenceObject?: components["schemas"]["Link"];
                 /** @description The parent object, named after the relation that holds this one. */
                 inScheme?: components["schemas"]["Link"];
                 /** @description The parent object, named after the relation that holds this one. */
                 inSystem?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                literalOf?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -11527,9 +11577,7 @@ export interface components {
                 derivedFrom?: components["schemas"]["Link"];
                 /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inCollection?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
@@ -11575,6 +11623,16 @@ export interface components {
              * @description Technical key.
              */
             readonly id?: string;
+            /**
+             * Format: uuid
+             * @description The collection that holds the object. Technical key of a Collection.
+             */
+            inCollection?: string;
+            /**
+             * Format: uuid
+             * @description The scheme that holds the object directly. Technical key of a Scheme.
+             */
+            inScheme?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Properties, separated by blanks, that form a missing label. */
@@ -11586,6 +11644,8 @@ export interface components {
              * @description Technical key of the root object (scheme or organization).
              */
             readonly modelId?: string;
+            /** @description Kinds of model (modelType), separated by blanks, whose schemes may hold instances; none: every kind. */
+            modelTypes?: string;
             /** @description Login ID of the last modifier. */
             readonly modifiedBy?: string;
             /** @description Technical key of the parent object. */
@@ -11669,12 +11729,18 @@ export interface components {
             description?: string | null;
             /** @description Marked as a favorite. */
             favorite?: boolean | null;
+            /** @description The collection that holds the object. Technical key of a Collection. Names the parent object. */
+            inCollection?: string | null;
+            /** @description The scheme that holds the object directly. Technical key of a Scheme. Names the parent object. */
+            inScheme?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Properties, separated by blanks, that form a missing label. */
             labelFrom?: string | null;
             /** @description Marked as locked by its editors. */
             locked?: boolean | null;
+            /** @description Kinds of model (modelType), separated by blanks, whose schemes may hold instances; none: every kind. */
+            modelTypes?: string | null;
             /** @description Name of the list that holds its instances. */
             pluralName?: string | null;
             /** @description Marked as not to be changed. */
@@ -11728,9 +11794,7 @@ export interface components {
                 derivedTo?: components["schemas"]["Link"];
                 /** @description The list enumerations; present only while it holds something. */
                 enumerations?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inCollection?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
@@ -11777,6 +11841,16 @@ export interface components {
              * @description Technical key.
              */
             readonly id?: string;
+            /**
+             * Format: uuid
+             * @description The collection that holds the object. Technical key of a Collection.
+             */
+            inCollection?: string;
+            /**
+             * Format: uuid
+             * @description The scheme that holds the object directly. Technical key of a Scheme.
+             */
+            inScheme?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -11858,6 +11932,10 @@ export interface components {
             description?: string | null;
             /** @description Marked as a favorite. */
             favorite?: boolean | null;
+            /** @description The collection that holds the object. Technical key of a Collection. Names the parent object. */
+            inCollection?: string | null;
+            /** @description The scheme that holds the object directly. Technical key of a Scheme. Names the parent object. */
+            inScheme?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -12084,9 +12162,7 @@ export interface components {
                 derivedFrom?: components["schemas"]["Link"];
                 /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inCollection?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
@@ -12129,6 +12205,16 @@ export interface components {
              * @description Technical key.
              */
             readonly id?: string;
+            /**
+             * Format: uuid
+             * @description The collection that holds the object. Technical key of a Collection.
+             */
+            inCollection?: string;
+            /**
+             * Format: uuid
+             * @description The scheme that holds the object directly. Technical key of a Scheme.
+             */
+            inScheme?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -12212,6 +12298,10 @@ export interface components {
             description?: string | null;
             /** @description Marked as a favorite. */
             favorite?: boolean | null;
+            /** @description The collection that holds the object. Technical key of a Collection. Names the parent object. */
+            inCollection?: string | null;
+            /** @description The scheme that holds the object directly. Technical key of a Scheme. Names the parent object. */
+            inScheme?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -12266,7 +12356,6 @@ export interface components {
                 derivedTo?: components["schemas"]["Link"];
                 /** @description The list distributions; present only while it holds something. */
                 distributions?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inCollection?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
@@ -12315,6 +12404,11 @@ export interface components {
              * @description Technical key.
              */
             readonly id?: string;
+            /**
+             * Format: uuid
+             * @description The collection that holds the object. Technical key of a Collection.
+             */
+            inCollection?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -12408,6 +12502,8 @@ export interface components {
             favorite?: boolean | null;
             /** @description How changes of the data are kept. */
             historicizationType?: string | null;
+            /** @description The collection that holds the object. Technical key of a Collection. Names the parent object. */
+            inCollection?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -12453,9 +12549,7 @@ export interface components {
                 derivedFrom?: components["schemas"]["Link"];
                 /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inCollection?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
@@ -12498,6 +12592,16 @@ export interface components {
              * @description Technical key.
              */
             readonly id?: string;
+            /**
+             * Format: uuid
+             * @description The collection that holds the object. Technical key of a Collection.
+             */
+            inCollection?: string;
+            /**
+             * Format: uuid
+             * @description The scheme that holds the object directly. Technical key of a Scheme.
+             */
+            inScheme?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -12579,6 +12683,10 @@ export interface components {
             description?: string | null;
             /** @description Marked as a favorite. */
             favorite?: boolean | null;
+            /** @description The collection that holds the object. Technical key of a Collection. Names the parent object. */
+            inCollection?: string | null;
+            /** @description The scheme that holds the object directly. Technical key of a Scheme. Names the parent object. */
+            inScheme?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -13165,9 +13273,7 @@ export interface components {
                 derivedFrom?: components["schemas"]["Link"];
                 /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inCollection?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inScheme?: components["schemas"]["Link"];
                 /** @description The list literals; present only while it holds something. */
                 literals?: components["schemas"]["Link"];
@@ -13212,6 +13318,16 @@ export interface components {
              * @description Technical key.
              */
             readonly id?: string;
+            /**
+             * Format: uuid
+             * @description The collection that holds the object. Technical key of a Collection.
+             */
+            inCollection?: string;
+            /**
+             * Format: uuid
+             * @description The scheme that holds the object directly. Technical key of a Scheme.
+             */
+            inScheme?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -13293,6 +13409,10 @@ export interface components {
             description?: string | null;
             /** @description Marked as a favorite. */
             favorite?: boolean | null;
+            /** @description The collection that holds the object. Technical key of a Collection. Names the parent object. */
+            inCollection?: string | null;
+            /** @description The scheme that holds the object directly. Technical key of a Scheme. Names the parent object. */
+            inScheme?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -13681,10 +13801,7 @@ export interface components {
                 derivedFrom?: components["schemas"]["Link"];
                 /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
-                inEnumeration?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
-                inReferenceObject?: components["schemas"]["Link"];
+                literalOf?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -13729,6 +13846,11 @@ export interface components {
             readonly id?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
+            /**
+             * Format: uuid
+             * @description The enumeration (or reference object) the literal is a value of. Technical key of an Enumeration.
+             */
+            literalOf?: string;
             /** @description Marked as locked by its editors. */
             locked?: boolean;
             /**
@@ -13813,6 +13935,8 @@ export interface components {
             favorite?: boolean | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
+            /** @description The enumeration (or reference object) the literal is a value of. Technical key of an Enumeration. Names the parent object. */
+            literalOf?: string | null;
             /** @description Marked as locked by its editors. */
             locked?: boolean | null;
             order?: number | null;
@@ -14372,9 +14496,7 @@ export interface components {
                 derivedFrom?: components["schemas"]["Link"];
                 /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inCollection?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
@@ -14417,6 +14539,16 @@ export interface components {
              * @description Technical key.
              */
             readonly id?: string;
+            /**
+             * Format: uuid
+             * @description The collection that holds the object. Technical key of a Collection.
+             */
+            inCollection?: string;
+            /**
+             * Format: uuid
+             * @description The scheme that holds the object directly. Technical key of a Scheme.
+             */
+            inScheme?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -14498,6 +14630,10 @@ export interface components {
             description?: string | null;
             /** @description Marked as a favorite. */
             favorite?: boolean | null;
+            /** @description The collection that holds the object. Technical key of a Collection. Names the parent object. */
+            inCollection?: string | null;
+            /** @description The scheme that holds the object directly. Technical key of a Scheme. Names the parent object. */
+            inScheme?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -14611,9 +14747,7 @@ export interface components {
                 derivedFrom?: components["schemas"]["Link"];
                 /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inCollection?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inScheme?: components["schemas"]["Link"];
                 /** @description The list literals; present only while it holds something. */
                 literals?: components["schemas"]["Link"];
@@ -14658,6 +14792,16 @@ export interface components {
              * @description Technical key.
              */
             readonly id?: string;
+            /**
+             * Format: uuid
+             * @description The collection that holds the object. Technical key of a Collection.
+             */
+            inCollection?: string;
+            /**
+             * Format: uuid
+             * @description The scheme that holds the object directly. Technical key of a Scheme.
+             */
+            inScheme?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -14739,6 +14883,10 @@ export interface components {
             description?: string | null;
             /** @description Marked as a favorite. */
             favorite?: boolean | null;
+            /** @description The collection that holds the object. Technical key of a Collection. Names the parent object. */
+            inCollection?: string | null;
+            /** @description The scheme that holds the object directly. Technical key of a Scheme. Names the parent object. */
+            inScheme?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -14778,10 +14926,7 @@ export interface components {
                 derivedFrom?: components["schemas"]["Link"];
                 /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
-                inEnumeration?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
-                inReferenceObject?: components["schemas"]["Link"];
+                literalOf?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -14826,6 +14971,11 @@ export interface components {
             readonly id?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
+            /**
+             * Format: uuid
+             * @description The enumeration (or reference object) the literal is a value of. Technical key of an Enumeration.
+             */
+            literalOf?: string;
             /** @description Marked as locked by its editors. */
             locked?: boolean;
             /**
@@ -14917,6 +15067,8 @@ export interface components {
             favorite?: boolean | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
+            /** @description The enumeration (or reference object) the literal is a value of. Technical key of an Enumeration. Names the parent object. */
+            literalOf?: string | null;
             /** @description Marked as locked by its editors. */
             locked?: boolean | null;
             order?: number | null;
@@ -15216,14 +15368,23 @@ export interface components {
             };
             /** @description Lists below its objects, in display order. */
             lists: components["schemas"]["ResolvedList"][];
+            /** @description The kinds of model (`modelType`) whose schemes may hold objects of the type; absent: every kind. */
+            modelTypes?: string[];
             name: string;
             /** @description Position among the types (menus, start page). */
             order?: number;
-            /** @description The reference to the object it belongs to (its parent). */
+            /** @description The reference to the object it belongs to (its parent), where the type has exactly one; see `owners`. */
             owner?: {
                 property: string;
                 type: string;
             };
+            /** @description The writable parent references (decisions §7.1): one per kind of parent, exactly one set on an object; writing another moves it. */
+            owners?: {
+                /** @description The concrete types of parent it names. */
+                parentTypes: string[];
+                property: string;
+                type: string;
+            }[];
             /** @description Path segment of its lists. */
             plural: string;
             /** @description The annotations' `plural` (German) or `pluralEn`, in the language of the answer; only where one of them is given. */
@@ -15301,6 +15462,8 @@ export interface components {
                 inUmlAttribute?: components["schemas"]["Link"];
                 /** @description The parent object, named after the relation that holds this one. */
                 inUmlClass?: components["schemas"]["Link"];
+                /** @description The parent object, named after the relation that holds this one. */
+                literalOf?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
                 self: components["schemas"]["Link"];
@@ -15618,11 +15781,8 @@ export interface components {
                 derivedFrom?: components["schemas"]["Link"];
                 /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inCollection?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inScheme?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inSystem?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
@@ -15667,6 +15827,21 @@ export interface components {
              * @description Technical key.
              */
             readonly id?: string;
+            /**
+             * Format: uuid
+             * @description The collection that holds the object. Technical key of a Collection.
+             */
+            inCollection?: string;
+            /**
+             * Format: uuid
+             * @description The scheme that holds the object directly. Technical key of a Scheme.
+             */
+            inScheme?: string;
+            /**
+             * Format: uuid
+             * @description The system of which this one is a subsystem. Technical key of a System.
+             */
+            inSystem?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -15750,6 +15925,12 @@ export interface components {
             description?: string | null;
             /** @description Marked as a favorite. */
             favorite?: boolean | null;
+            /** @description The collection that holds the object. Technical key of a Collection. Names the parent object. */
+            inCollection?: string | null;
+            /** @description The scheme that holds the object directly. Technical key of a Scheme. Names the parent object. */
+            inScheme?: string | null;
+            /** @description The system of which this one is a subsystem. Technical key of a System. Names the parent object. */
+            inSystem?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -16108,9 +16289,7 @@ export interface components {
                 derivedFrom?: components["schemas"]["Link"];
                 /** @description The list derivedTo; present only while it holds something. */
                 derivedTo?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inCollection?: components["schemas"]["Link"];
-                /** @description The parent object, named after the relation that holds this one. */
                 inScheme?: components["schemas"]["Link"];
                 /** @description The parent object; absent for an object at the top level. */
                 parent?: components["schemas"]["Link"];
@@ -16153,6 +16332,16 @@ export interface components {
              * @description Technical key.
              */
             readonly id?: string;
+            /**
+             * Format: uuid
+             * @description The collection that holds the object. Technical key of a Collection.
+             */
+            inCollection?: string;
+            /**
+             * Format: uuid
+             * @description The scheme that holds the object directly. Technical key of a Scheme.
+             */
+            inScheme?: string;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -16236,6 +16425,10 @@ export interface components {
             description?: string | null;
             /** @description Marked as a favorite. */
             favorite?: boolean | null;
+            /** @description The collection that holds the object. Technical key of a Collection. Names the parent object. */
+            inCollection?: string | null;
+            /** @description The scheme that holds the object directly. Technical key of a Scheme. Names the parent object. */
+            inScheme?: string | null;
             /** @description Business key; unique within its parent's list. */
             label?: string;
             /** @description Marked as locked by its editors. */
@@ -17673,6 +17866,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ActivitiesList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createActivity: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnyActivityWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnyActivity"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -22274,6 +22512,51 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createClassifier: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClassifierWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Classifier"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteClassifiers: {
         parameters: {
             query?: never;
@@ -23830,6 +24113,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CollectionsList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCollection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectionWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collection"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -28358,6 +28686,51 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createDataObject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnyDataObjectWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnyDataObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteDataObjects: {
         parameters: {
             query?: never;
@@ -29692,6 +30065,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DatasetsList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createDataset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatasetWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dataset"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -31261,6 +31679,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DatatypesList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createDatatype: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DatatypeWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Datatype"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -34882,6 +35345,51 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createEnumeration: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnyEnumerationWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnyEnumeration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteEnumerations: {
         parameters: {
             query?: never;
@@ -38242,6 +38750,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["LiteralsList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createLiteral: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnyLiteralWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnyLiteral"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -44843,6 +45396,51 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createProcessing: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProcessingWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Processing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteProcessings: {
         parameters: {
             query?: never;
@@ -46177,6 +46775,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReferenceObjectsList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createReferenceObject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReferenceObjectWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReferenceObject"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -47746,6 +48389,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReferenceValuesList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createReferenceValue: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReferenceValueWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReferenceValue"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -52097,6 +52785,51 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createSystem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SystemWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["System"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     deleteSystems: {
         parameters: {
             query?: never;
@@ -55629,6 +56362,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UmlClassesList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createUmlClass: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UmlClassWrite"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UmlClass"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -150,6 +150,7 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Activity",
+      "owners": [],
       "plural": "activities",
       "properties": [
         {
@@ -477,6 +478,7 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Asset",
+      "owners": [],
       "plural": "assets",
       "properties": [
         {
@@ -739,7 +741,35 @@ export const metamodel: Metamodel = {
       ],
       "lists": [],
       "name": "Attribution",
-      "ownerProperty": "attributionFor",
+      "owners": [
+        {
+          "parentTypes": [
+            "BusinessAttribute",
+            "Classifier",
+            "Collection",
+            "Composition",
+            "DataObject",
+            "Dataset",
+            "Datatype",
+            "Distribution",
+            "Enumeration",
+            "Group",
+            "Literal",
+            "Organization",
+            "Person",
+            "Post",
+            "Processing",
+            "ReferenceObject",
+            "ReferenceValue",
+            "Scheme",
+            "System",
+            "UmlAttribute",
+            "UmlClass"
+          ],
+          "property": "attributionFor",
+          "range": "Asset"
+        }
+      ],
       "plural": "attributions",
       "properties": [
         {
@@ -1015,7 +1045,15 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "BusinessAttribute",
-      "ownerProperty": "hasDomain",
+      "owners": [
+        {
+          "parentTypes": [
+            "Classifier"
+          ],
+          "property": "hasDomain",
+          "range": "Classifier"
+        }
+      ],
       "plural": "attributes",
       "properties": [
         {
@@ -1495,6 +1533,22 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Classifier",
+      "owners": [
+        {
+          "parentTypes": [
+            "Collection"
+          ],
+          "property": "inCollection",
+          "range": "Collection"
+        },
+        {
+          "parentTypes": [
+            "Scheme"
+          ],
+          "property": "inScheme",
+          "range": "Scheme"
+        }
+      ],
       "plural": "classifiers",
       "properties": [
         {
@@ -1607,6 +1661,30 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "REFERENCE",
+          "declaredBy": "Classifier",
+          "description": "The collection that holds the object.",
+          "many": false,
+          "name": "inCollection",
+          "owner": true,
+          "range": "Collection",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Classifier",
+          "description": "The scheme that holds the object directly.",
+          "many": false,
+          "name": "inScheme",
+          "owner": true,
+          "range": "Scheme",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "STRING",
           "declaredBy": "Resource",
           "description": "Business key; unique within its parent's list.",
@@ -1647,6 +1725,17 @@ export const metamodel: Metamodel = {
           "name": "modelId",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "STRING",
+          "declaredBy": "Classifier",
+          "description": "Kinds of model (modelType), separated by blanks, whose schemes may hold instances; none: every kind.",
+          "many": false,
+          "name": "modelTypes",
+          "owner": false,
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -1924,6 +2013,22 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Collection",
+      "owners": [
+        {
+          "parentTypes": [
+            "Collection"
+          ],
+          "property": "inCollection",
+          "range": "Collection"
+        },
+        {
+          "parentTypes": [
+            "Scheme"
+          ],
+          "property": "inScheme",
+          "range": "Scheme"
+        }
+      ],
       "plural": "collections",
       "properties": [
         {
@@ -2021,6 +2126,30 @@ export const metamodel: Metamodel = {
           "name": "id",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Collection",
+          "description": "The collection that holds the object.",
+          "many": false,
+          "name": "inCollection",
+          "owner": true,
+          "range": "Collection",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Collection",
+          "description": "The scheme that holds the object directly.",
+          "many": false,
+          "name": "inScheme",
+          "owner": true,
+          "range": "Scheme",
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -2234,7 +2363,15 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Composition",
-      "ownerProperty": "hasDomain",
+      "owners": [
+        {
+          "parentTypes": [
+            "UmlClass"
+          ],
+          "property": "hasDomain",
+          "range": "UmlClass"
+        }
+      ],
       "plural": "compositions",
       "properties": [
         {
@@ -2576,7 +2713,26 @@ export const metamodel: Metamodel = {
           "name": "usages"
         }
       ],
+      "modelTypes": [
+        "DataModel"
+      ],
       "name": "DataObject",
+      "owners": [
+        {
+          "parentTypes": [
+            "Collection"
+          ],
+          "property": "inCollection",
+          "range": "Collection"
+        },
+        {
+          "parentTypes": [
+            "Scheme"
+          ],
+          "property": "inScheme",
+          "range": "Scheme"
+        }
+      ],
       "plural": "dataObjects",
       "properties": [
         {
@@ -2674,6 +2830,30 @@ export const metamodel: Metamodel = {
           "name": "id",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "DataObject",
+          "description": "The collection that holds the object.",
+          "many": false,
+          "name": "inCollection",
+          "owner": true,
+          "range": "Collection",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "DataObject",
+          "description": "The scheme that holds the object directly.",
+          "many": false,
+          "name": "inScheme",
+          "owner": true,
+          "range": "Scheme",
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -2902,7 +3082,19 @@ export const metamodel: Metamodel = {
           "name": "usages"
         }
       ],
+      "modelTypes": [
+        "DataCatalog"
+      ],
       "name": "Dataset",
+      "owners": [
+        {
+          "parentTypes": [
+            "Collection"
+          ],
+          "property": "inCollection",
+          "range": "Collection"
+        }
+      ],
       "plural": "datasets",
       "properties": [
         {
@@ -3042,6 +3234,18 @@ export const metamodel: Metamodel = {
           "name": "id",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Dataset",
+          "description": "The collection that holds the object.",
+          "many": false,
+          "name": "inCollection",
+          "owner": true,
+          "range": "Collection",
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -3293,7 +3497,26 @@ export const metamodel: Metamodel = {
           "name": "usages"
         }
       ],
+      "modelTypes": [
+        "DataModel"
+      ],
       "name": "Datatype",
+      "owners": [
+        {
+          "parentTypes": [
+            "Collection"
+          ],
+          "property": "inCollection",
+          "range": "Collection"
+        },
+        {
+          "parentTypes": [
+            "Scheme"
+          ],
+          "property": "inScheme",
+          "range": "Scheme"
+        }
+      ],
       "plural": "datatypes",
       "properties": [
         {
@@ -3391,6 +3614,30 @@ export const metamodel: Metamodel = {
           "name": "id",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Datatype",
+          "description": "The collection that holds the object.",
+          "many": false,
+          "name": "inCollection",
+          "owner": true,
+          "range": "Collection",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Datatype",
+          "description": "The scheme that holds the object directly.",
+          "many": false,
+          "name": "inScheme",
+          "owner": true,
+          "range": "Scheme",
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -3558,6 +3805,7 @@ export const metamodel: Metamodel = {
       ],
       "lists": [],
       "name": "Deployment",
+      "owners": [],
       "plural": "deployments",
       "properties": [
         {
@@ -3809,7 +4057,35 @@ export const metamodel: Metamodel = {
       ],
       "lists": [],
       "name": "Derivation",
-      "ownerProperty": "derivedFrom",
+      "owners": [
+        {
+          "parentTypes": [
+            "BusinessAttribute",
+            "Classifier",
+            "Collection",
+            "Composition",
+            "DataObject",
+            "Dataset",
+            "Datatype",
+            "Distribution",
+            "Enumeration",
+            "Group",
+            "Literal",
+            "Organization",
+            "Person",
+            "Post",
+            "Processing",
+            "ReferenceObject",
+            "ReferenceValue",
+            "Scheme",
+            "System",
+            "UmlAttribute",
+            "UmlClass"
+          ],
+          "property": "derivedFrom",
+          "range": "Asset"
+        }
+      ],
       "plural": "derivations",
       "properties": [
         {
@@ -4085,6 +4361,7 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Distribution",
+      "owners": [],
       "plural": "distributions",
       "properties": [
         {
@@ -4446,6 +4723,22 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Enumeration",
+      "owners": [
+        {
+          "parentTypes": [
+            "Collection"
+          ],
+          "property": "inCollection",
+          "range": "Collection"
+        },
+        {
+          "parentTypes": [
+            "Scheme"
+          ],
+          "property": "inScheme",
+          "range": "Scheme"
+        }
+      ],
       "plural": "enumerations",
       "properties": [
         {
@@ -4543,6 +4836,30 @@ export const metamodel: Metamodel = {
           "name": "id",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Enumeration",
+          "description": "The collection that holds the object.",
+          "many": false,
+          "name": "inCollection",
+          "owner": true,
+          "range": "Collection",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Enumeration",
+          "description": "The scheme that holds the object directly.",
+          "many": false,
+          "name": "inScheme",
+          "owner": true,
+          "range": "Scheme",
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -4753,6 +5070,7 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Group",
+      "owners": [],
       "plural": "groups",
       "properties": [
         {
@@ -5026,7 +5344,15 @@ export const metamodel: Metamodel = {
       ],
       "lists": [],
       "name": "HoldsPost",
-      "ownerProperty": "heldBy",
+      "owners": [
+        {
+          "parentTypes": [
+            "Person"
+          ],
+          "property": "heldBy",
+          "range": "Person"
+        }
+      ],
       "plural": "holdsPosts",
       "properties": [
         {
@@ -5292,6 +5618,16 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Literal",
+      "owners": [
+        {
+          "parentTypes": [
+            "Enumeration",
+            "ReferenceObject"
+          ],
+          "property": "literalOf",
+          "range": "Enumeration"
+        }
+      ],
       "plural": "literals",
       "properties": [
         {
@@ -5409,6 +5745,18 @@ export const metamodel: Metamodel = {
           "many": false,
           "name": "label",
           "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Literal",
+          "description": "The enumeration (or reference object) the literal is a value of.",
+          "many": false,
+          "name": "literalOf",
+          "owner": true,
+          "range": "Enumeration",
           "readOnly": false,
           "required": false,
           "writeOnly": false
@@ -5651,6 +5999,7 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Organization",
+      "owners": [],
       "plural": "organizations",
       "properties": [
         {
@@ -5971,7 +6320,15 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Person",
-      "ownerProperty": "agentOf",
+      "owners": [
+        {
+          "parentTypes": [
+            "Organization"
+          ],
+          "property": "agentOf",
+          "range": "Organization"
+        }
+      ],
       "plural": "persons",
       "properties": [
         {
@@ -6331,6 +6688,7 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Post",
+      "owners": [],
       "plural": "posts",
       "properties": [
         {
@@ -6648,6 +7006,22 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Processing",
+      "owners": [
+        {
+          "parentTypes": [
+            "Collection"
+          ],
+          "property": "inCollection",
+          "range": "Collection"
+        },
+        {
+          "parentTypes": [
+            "Scheme"
+          ],
+          "property": "inScheme",
+          "range": "Scheme"
+        }
+      ],
       "plural": "processings",
       "properties": [
         {
@@ -6745,6 +7119,30 @@ export const metamodel: Metamodel = {
           "name": "id",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Processing",
+          "description": "The collection that holds the object.",
+          "many": false,
+          "name": "inCollection",
+          "owner": true,
+          "range": "Collection",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Processing",
+          "description": "The scheme that holds the object directly.",
+          "many": false,
+          "name": "inScheme",
+          "owner": true,
+          "range": "Scheme",
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -6964,7 +7362,26 @@ export const metamodel: Metamodel = {
           "name": "usages"
         }
       ],
+      "modelTypes": [
+        "ReferenceDataModel"
+      ],
       "name": "ReferenceObject",
+      "owners": [
+        {
+          "parentTypes": [
+            "Collection"
+          ],
+          "property": "inCollection",
+          "range": "Collection"
+        },
+        {
+          "parentTypes": [
+            "Scheme"
+          ],
+          "property": "inScheme",
+          "range": "Scheme"
+        }
+      ],
       "plural": "referenceObjects",
       "properties": [
         {
@@ -7062,6 +7479,30 @@ export const metamodel: Metamodel = {
           "name": "id",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Enumeration",
+          "description": "The collection that holds the object.",
+          "many": false,
+          "name": "inCollection",
+          "owner": true,
+          "range": "Collection",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Enumeration",
+          "description": "The scheme that holds the object directly.",
+          "many": false,
+          "name": "inScheme",
+          "owner": true,
+          "range": "Scheme",
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -7272,7 +7713,20 @@ export const metamodel: Metamodel = {
           "name": "usages"
         }
       ],
+      "modelTypes": [
+        "ReferenceDataModel"
+      ],
       "name": "ReferenceValue",
+      "owners": [
+        {
+          "parentTypes": [
+            "Enumeration",
+            "ReferenceObject"
+          ],
+          "property": "literalOf",
+          "range": "Enumeration"
+        }
+      ],
       "plural": "referenceValues",
       "properties": [
         {
@@ -7390,6 +7844,18 @@ export const metamodel: Metamodel = {
           "many": false,
           "name": "label",
           "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "Literal",
+          "description": "The enumeration (or reference object) the literal is a value of.",
+          "many": false,
+          "name": "literalOf",
+          "owner": true,
+          "range": "Enumeration",
           "readOnly": false,
           "required": false,
           "writeOnly": false
@@ -7635,6 +8101,7 @@ export const metamodel: Metamodel = {
       "description": "Common properties of every object the service keeps.",
       "lists": [],
       "name": "Resource",
+      "owners": [],
       "plural": "",
       "properties": [
         {
@@ -7930,6 +8397,7 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "Scheme",
+      "owners": [],
       "plural": "schemes",
       "properties": [
         {
@@ -8270,7 +8738,33 @@ export const metamodel: Metamodel = {
           "name": "usages"
         }
       ],
+      "modelTypes": [
+        "SystemCatalog"
+      ],
       "name": "System",
+      "owners": [
+        {
+          "parentTypes": [
+            "Collection"
+          ],
+          "property": "inCollection",
+          "range": "Collection"
+        },
+        {
+          "parentTypes": [
+            "Scheme"
+          ],
+          "property": "inScheme",
+          "range": "Scheme"
+        },
+        {
+          "parentTypes": [
+            "System"
+          ],
+          "property": "inSystem",
+          "range": "System"
+        }
+      ],
       "plural": "systems",
       "properties": [
         {
@@ -8368,6 +8862,42 @@ export const metamodel: Metamodel = {
           "name": "id",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "System",
+          "description": "The collection that holds the object.",
+          "many": false,
+          "name": "inCollection",
+          "owner": true,
+          "range": "Collection",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "System",
+          "description": "The scheme that holds the object directly.",
+          "many": false,
+          "name": "inScheme",
+          "owner": true,
+          "range": "Scheme",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "System",
+          "description": "The system of which this one is a subsystem.",
+          "many": false,
+          "name": "inSystem",
+          "owner": true,
+          "range": "System",
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -8542,6 +9072,7 @@ export const metamodel: Metamodel = {
       "description": "A part of a database with its own users and objects.",
       "lists": [],
       "name": "Tenant",
+      "owners": [],
       "plural": "tenants",
       "properties": [
         {
@@ -8782,7 +9313,15 @@ export const metamodel: Metamodel = {
         }
       ],
       "name": "UmlAttribute",
-      "ownerProperty": "hasDomain",
+      "owners": [
+        {
+          "parentTypes": [
+            "UmlClass"
+          ],
+          "property": "hasDomain",
+          "range": "UmlClass"
+        }
+      ],
       "plural": "umlAttributes",
       "properties": [
         {
@@ -9150,7 +9689,26 @@ export const metamodel: Metamodel = {
           "name": "usages"
         }
       ],
+      "modelTypes": [
+        "DataModel"
+      ],
       "name": "UmlClass",
+      "owners": [
+        {
+          "parentTypes": [
+            "Collection"
+          ],
+          "property": "inCollection",
+          "range": "Collection"
+        },
+        {
+          "parentTypes": [
+            "Scheme"
+          ],
+          "property": "inScheme",
+          "range": "Scheme"
+        }
+      ],
       "plural": "umlClasses",
       "properties": [
         {
@@ -9248,6 +9806,30 @@ export const metamodel: Metamodel = {
           "name": "id",
           "owner": false,
           "readOnly": true,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "DataObject",
+          "description": "The collection that holds the object.",
+          "many": false,
+          "name": "inCollection",
+          "owner": true,
+          "range": "Collection",
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
+          "dataType": "REFERENCE",
+          "declaredBy": "DataObject",
+          "description": "The scheme that holds the object directly.",
+          "many": false,
+          "name": "inScheme",
+          "owner": true,
+          "range": "Scheme",
+          "readOnly": false,
           "required": false,
           "writeOnly": false
         },
@@ -9426,7 +10008,35 @@ export const metamodel: Metamodel = {
       ],
       "lists": [],
       "name": "Usage",
-      "ownerProperty": "usedBy",
+      "owners": [
+        {
+          "parentTypes": [
+            "BusinessAttribute",
+            "Classifier",
+            "Collection",
+            "Composition",
+            "DataObject",
+            "Dataset",
+            "Datatype",
+            "Distribution",
+            "Enumeration",
+            "Group",
+            "Literal",
+            "Organization",
+            "Person",
+            "Post",
+            "Processing",
+            "ReferenceObject",
+            "ReferenceValue",
+            "Scheme",
+            "System",
+            "UmlAttribute",
+            "UmlClass"
+          ],
+          "property": "usedBy",
+          "range": "Asset"
+        }
+      ],
       "plural": "usages",
       "properties": [
         {
@@ -9658,6 +10268,7 @@ export const metamodel: Metamodel = {
       ],
       "lists": [],
       "name": "User",
+      "owners": [],
       "plural": "users",
       "properties": [
         {

@@ -129,8 +129,14 @@ export interface Classifier extends Asset {
   _type: 'Classifier';
   /** Whether the classifier has no instances of its own. */
   abstract?: boolean;
+  /** The collection that holds the object. */
+  inCollection?: string;
+  /** The scheme that holds the object directly. */
+  inScheme?: string;
   /** Properties, separated by blanks, that form a missing label. */
   labelFrom?: string;
+  /** Kinds of model (modelType), separated by blanks, whose schemes may hold instances; none: every kind. */
+  modelTypes?: string;
   /** Name of the list that holds its instances. */
   pluralName?: string;
   /** Whether instances may stand at the top level. */
@@ -147,12 +153,18 @@ export interface ClassifierWrite {
   description?: string | null;
   /** Marked as a favorite. */
   favorite?: boolean | null;
+  /** The collection that holds the object. */
+  inCollection?: string | null;
+  /** The scheme that holds the object directly. */
+  inScheme?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
   /** Properties, separated by blanks, that form a missing label. */
   labelFrom?: string | null;
   /** Marked as locked by its editors. */
   locked?: boolean | null;
+  /** Kinds of model (modelType), separated by blanks, whose schemes may hold instances; none: every kind. */
+  modelTypes?: string | null;
   /** Name of the list that holds its instances. */
   pluralName?: string | null;
   /** Marked as not to be changed. */
@@ -175,6 +187,10 @@ export interface ClassifierWrite {
 /** A folder of a scheme. */
 export interface Collection extends Asset {
   _type: 'Collection';
+  /** The collection that holds the object. */
+  inCollection?: string;
+  /** The scheme that holds the object directly. */
+  inScheme?: string;
 }
 
 /** Write form of Collection. */
@@ -183,6 +199,10 @@ export interface CollectionWrite {
   description?: string | null;
   /** Marked as a favorite. */
   favorite?: boolean | null;
+  /** The collection that holds the object. */
+  inCollection?: string | null;
+  /** The scheme that holds the object directly. */
+  inScheme?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
   /** Marked as locked by its editors. */
@@ -241,6 +261,10 @@ export interface CompositionWrite {
 /** An object of a data model, such as a table or a message. */
 export interface DataObject extends Asset {
   _type: 'DataObject' | 'UmlClass';
+  /** The collection that holds the object. */
+  inCollection?: string;
+  /** The scheme that holds the object directly. */
+  inScheme?: string;
   /** The name by which the object is known technically. */
   physicalName?: string;
 }
@@ -251,6 +275,10 @@ export interface DataObjectWrite {
   description?: string | null;
   /** Marked as a favorite. */
   favorite?: boolean | null;
+  /** The collection that holds the object. */
+  inCollection?: string | null;
+  /** The scheme that holds the object directly. */
+  inScheme?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
   /** Marked as locked by its editors. */
@@ -279,6 +307,8 @@ export interface Dataset extends Asset {
   archiveJustification?: string;
   /** How changes of the data are kept. */
   historicizationType?: string;
+  /** The collection that holds the object. */
+  inCollection?: string;
   retentionJustification?: string;
   /** How long the data is kept. */
   retentionPeriod?: string;
@@ -299,6 +329,8 @@ export interface DatasetWrite {
   favorite?: boolean | null;
   /** How changes of the data are kept. */
   historicizationType?: string | null;
+  /** The collection that holds the object. */
+  inCollection?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
   /** Marked as locked by its editors. */
@@ -325,6 +357,10 @@ export interface DatasetWrite {
 /** A type of values of a data model, such as a string of 20 characters. */
 export interface Datatype extends Asset {
   _type: 'Datatype';
+  /** The collection that holds the object. */
+  inCollection?: string;
+  /** The scheme that holds the object directly. */
+  inScheme?: string;
 }
 
 /** Write form of Datatype. */
@@ -333,6 +369,10 @@ export interface DatatypeWrite {
   description?: string | null;
   /** Marked as a favorite. */
   favorite?: boolean | null;
+  /** The collection that holds the object. */
+  inCollection?: string | null;
+  /** The scheme that holds the object directly. */
+  inScheme?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
   /** Marked as locked by its editors. */
@@ -457,6 +497,10 @@ export interface DistributionWrite {
 /** A list of allowed values. */
 export interface Enumeration extends Asset {
   _type: 'Enumeration' | 'ReferenceObject';
+  /** The collection that holds the object. */
+  inCollection?: string;
+  /** The scheme that holds the object directly. */
+  inScheme?: string;
 }
 
 /** Write form of Enumeration. */
@@ -465,6 +509,10 @@ export interface EnumerationWrite {
   description?: string | null;
   /** Marked as a favorite. */
   favorite?: boolean | null;
+  /** The collection that holds the object. */
+  inCollection?: string | null;
+  /** The scheme that holds the object directly. */
+  inScheme?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
   /** Marked as locked by its editors. */
@@ -540,6 +588,8 @@ export interface HoldsPostWrite {
 export interface Literal extends Asset {
   _type: 'Literal' | 'ReferenceValue';
   code?: string;
+  /** The enumeration (or reference object) the literal is a value of. */
+  literalOf?: string;
   order?: number;
 }
 
@@ -552,6 +602,8 @@ export interface LiteralWrite {
   favorite?: boolean | null;
   /** Business key; unique within its parent's list. */
   label?: string;
+  /** The enumeration (or reference object) the literal is a value of. */
+  literalOf?: string | null;
   /** Marked as locked by its editors. */
   locked?: boolean | null;
   order?: number | null;
@@ -669,6 +721,10 @@ export interface PostWrite {
 /** A processing of data, such as a job, a report or a business process. */
 export interface Processing extends Activity {
   _type: 'Processing';
+  /** The collection that holds the object. */
+  inCollection?: string;
+  /** The scheme that holds the object directly. */
+  inScheme?: string;
 }
 
 /** Write form of Processing. */
@@ -677,6 +733,10 @@ export interface ProcessingWrite {
   description?: string | null;
   /** Marked as a favorite. */
   favorite?: boolean | null;
+  /** The collection that holds the object. */
+  inCollection?: string | null;
+  /** The scheme that holds the object directly. */
+  inScheme?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
   /** Marked as locked by its editors. */
@@ -705,6 +765,10 @@ export interface ReferenceObjectWrite {
   description?: string | null;
   /** Marked as a favorite. */
   favorite?: boolean | null;
+  /** The collection that holds the object. */
+  inCollection?: string | null;
+  /** The scheme that holds the object directly. */
+  inScheme?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
   /** Marked as locked by its editors. */
@@ -738,6 +802,8 @@ export interface ReferenceValueWrite {
   favorite?: boolean | null;
   /** Business key; unique within its parent's list. */
   label?: string;
+  /** The enumeration (or reference object) the literal is a value of. */
+  literalOf?: string | null;
   /** Marked as locked by its editors. */
   locked?: boolean | null;
   order?: number | null;
@@ -825,6 +891,12 @@ export interface SchemeWrite {
 /** An application or technical system; systems may hold subsystems. */
 export interface System extends Asset {
   _type: 'System';
+  /** The collection that holds the object. */
+  inCollection?: string;
+  /** The scheme that holds the object directly. */
+  inScheme?: string;
+  /** The system of which this one is a subsystem. */
+  inSystem?: string;
   /** The name by which the system is known technically. */
   physicalName?: string;
 }
@@ -835,6 +907,12 @@ export interface SystemWrite {
   description?: string | null;
   /** Marked as a favorite. */
   favorite?: boolean | null;
+  /** The collection that holds the object. */
+  inCollection?: string | null;
+  /** The scheme that holds the object directly. */
+  inScheme?: string | null;
+  /** The system of which this one is a subsystem. */
+  inSystem?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
   /** Marked as locked by its editors. */
@@ -923,6 +1001,10 @@ export interface UmlClassWrite {
   description?: string | null;
   /** Marked as a favorite. */
   favorite?: boolean | null;
+  /** The collection that holds the object. */
+  inCollection?: string | null;
+  /** The scheme that holds the object directly. */
+  inScheme?: string | null;
   /** Business key; unique within its parent's list. */
   label?: string;
   /** Marked as locked by its editors. */
@@ -1092,9 +1174,12 @@ export interface ClassifierState {
   abstract?: boolean | null;
   description?: string | null;
   favorite?: boolean | null;
+  inCollection?: string | null;
+  inScheme?: string | null;
   label: string;
   labelFrom?: string | null;
   locked?: boolean | null;
+  modelTypes?: string | null;
   pluralName?: string | null;
   readOnly?: boolean | null;
   root?: boolean | null;
@@ -1111,8 +1196,11 @@ export interface ClassifierState {
 export interface ClassifierProperties {
   abstract?: boolean;
   favorite?: boolean;
+  inCollection?: string;
+  inScheme?: string;
   labelFrom?: string;
   locked?: boolean;
+  modelTypes?: string;
   pluralName?: string;
   readOnly?: boolean;
   root?: boolean;
@@ -1127,6 +1215,8 @@ export interface CollectionState {
   _type?: 'Collection';
   description?: string | null;
   favorite?: boolean | null;
+  inCollection?: string | null;
+  inScheme?: string | null;
   label: string;
   locked?: boolean | null;
   readOnly?: boolean | null;
@@ -1141,6 +1231,8 @@ export interface CollectionState {
 /** What a stored Collection keeps in `props`. */
 export interface CollectionProperties {
   favorite?: boolean;
+  inCollection?: string;
+  inScheme?: string;
   locked?: boolean;
   readOnly?: boolean;
   stereotype?: string;
@@ -1185,6 +1277,8 @@ export interface DataObjectState {
   _type?: 'DataObject';
   description?: string | null;
   favorite?: boolean | null;
+  inCollection?: string | null;
+  inScheme?: string | null;
   label: string;
   locked?: boolean | null;
   physicalName?: string | null;
@@ -1200,6 +1294,8 @@ export interface DataObjectState {
 /** What a stored DataObject keeps in `props`. */
 export interface DataObjectProperties {
   favorite?: boolean;
+  inCollection?: string;
+  inScheme?: string;
   locked?: boolean;
   physicalName?: string;
   readOnly?: boolean;
@@ -1217,6 +1313,7 @@ export interface DatasetState {
   description?: string | null;
   favorite?: boolean | null;
   historicizationType?: string | null;
+  inCollection?: string | null;
   label: string;
   locked?: boolean | null;
   readOnly?: boolean | null;
@@ -1239,6 +1336,7 @@ export interface DatasetProperties {
   archiveJustification?: string;
   favorite?: boolean;
   historicizationType?: string;
+  inCollection?: string;
   locked?: boolean;
   readOnly?: boolean;
   retentionJustification?: string;
@@ -1255,6 +1353,8 @@ export interface DatatypeState {
   _type?: 'Datatype';
   description?: string | null;
   favorite?: boolean | null;
+  inCollection?: string | null;
+  inScheme?: string | null;
   label: string;
   locked?: boolean | null;
   readOnly?: boolean | null;
@@ -1269,6 +1369,8 @@ export interface DatatypeState {
 /** What a stored Datatype keeps in `props`. */
 export interface DatatypeProperties {
   favorite?: boolean;
+  inCollection?: string;
+  inScheme?: string;
   locked?: boolean;
   readOnly?: boolean;
   stereotype?: string;
@@ -1359,6 +1461,8 @@ export interface EnumerationState {
   _type?: 'Enumeration';
   description?: string | null;
   favorite?: boolean | null;
+  inCollection?: string | null;
+  inScheme?: string | null;
   label: string;
   locked?: boolean | null;
   readOnly?: boolean | null;
@@ -1373,6 +1477,8 @@ export interface EnumerationState {
 /** What a stored Enumeration keeps in `props`. */
 export interface EnumerationProperties {
   favorite?: boolean;
+  inCollection?: string;
+  inScheme?: string;
   locked?: boolean;
   readOnly?: boolean;
   stereotype?: string;
@@ -1433,6 +1539,7 @@ export interface LiteralState {
   description?: string | null;
   favorite?: boolean | null;
   label: string;
+  literalOf?: string | null;
   locked?: boolean | null;
   order?: number | null;
   readOnly?: boolean | null;
@@ -1448,6 +1555,7 @@ export interface LiteralState {
 export interface LiteralProperties {
   code?: string;
   favorite?: boolean;
+  literalOf?: string;
   locked?: boolean;
   order?: number;
   readOnly?: boolean;
@@ -1551,6 +1659,8 @@ export interface ProcessingState {
   _type?: 'Processing';
   description?: string | null;
   favorite?: boolean | null;
+  inCollection?: string | null;
+  inScheme?: string | null;
   label: string;
   locked?: boolean | null;
   readOnly?: boolean | null;
@@ -1565,6 +1675,8 @@ export interface ProcessingState {
 /** What a stored Processing keeps in `props`. */
 export interface ProcessingProperties {
   favorite?: boolean;
+  inCollection?: string;
+  inScheme?: string;
   locked?: boolean;
   readOnly?: boolean;
   stereotype?: string;
@@ -1577,6 +1689,8 @@ export interface ReferenceObjectState {
   _type?: 'ReferenceObject';
   description?: string | null;
   favorite?: boolean | null;
+  inCollection?: string | null;
+  inScheme?: string | null;
   label: string;
   locked?: boolean | null;
   readOnly?: boolean | null;
@@ -1591,6 +1705,8 @@ export interface ReferenceObjectState {
 /** What a stored ReferenceObject keeps in `props`. */
 export interface ReferenceObjectProperties {
   favorite?: boolean;
+  inCollection?: string;
+  inScheme?: string;
   locked?: boolean;
   readOnly?: boolean;
   stereotype?: string;
@@ -1605,6 +1721,7 @@ export interface ReferenceValueState {
   description?: string | null;
   favorite?: boolean | null;
   label: string;
+  literalOf?: string | null;
   locked?: boolean | null;
   order?: number | null;
   readOnly?: boolean | null;
@@ -1621,6 +1738,7 @@ export interface ReferenceValueState {
 export interface ReferenceValueProperties {
   code?: string;
   favorite?: boolean;
+  literalOf?: string;
   locked?: boolean;
   order?: number;
   readOnly?: boolean;
@@ -1663,6 +1781,9 @@ export interface SystemState {
   _type?: 'System';
   description?: string | null;
   favorite?: boolean | null;
+  inCollection?: string | null;
+  inScheme?: string | null;
+  inSystem?: string | null;
   label: string;
   locked?: boolean | null;
   physicalName?: string | null;
@@ -1678,6 +1799,9 @@ export interface SystemState {
 /** What a stored System keeps in `props`. */
 export interface SystemProperties {
   favorite?: boolean;
+  inCollection?: string;
+  inScheme?: string;
+  inSystem?: string;
   locked?: boolean;
   physicalName?: string;
   readOnly?: boolean;
@@ -1739,6 +1863,8 @@ export interface UmlClassState {
   _type?: 'UmlClass';
   description?: string | null;
   favorite?: boolean | null;
+  inCollection?: string | null;
+  inScheme?: string | null;
   label: string;
   locked?: boolean | null;
   physicalName?: string | null;
@@ -1754,6 +1880,8 @@ export interface UmlClassState {
 /** What a stored UmlClass keeps in `props`. */
 export interface UmlClassProperties {
   favorite?: boolean;
+  inCollection?: string;
+  inScheme?: string;
   locked?: boolean;
   physicalName?: string;
   readOnly?: boolean;

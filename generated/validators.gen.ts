@@ -2125,7 +2125,7 @@ return errors === 0;
 }
 
 export const validateClassifier = validate12;
-const schema13 = {"type":"object","properties":{"_type":{"const":"Classifier"},"abstract":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"labelFrom":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"pluralName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"root":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"specializes":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema13 = {"type":"object","properties":{"_type":{"const":"Classifier"},"abstract":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inCollection":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"inScheme":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"labelFrom":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"modelTypes":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"pluralName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"root":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"specializes":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate12(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -2393,11 +2393,14 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data5 = data.label;
+if(data.inCollection !== undefined){
+let data5 = data.inCollection;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
 if(typeof data5 === "string"){
-if(func3(data5) > 1000){
-const err16 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!pattern0.test(data5)){
+const err16 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2406,8 +2409,9 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(func3(data5) < 1){
-const err17 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err17 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2416,9 +2420,12 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
+const _errs31 = errors;
+if(data5 !== null){
+const err18 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2427,15 +2434,11 @@ vErrors.push(err18);
 }
 errors++;
 }
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
 }
-if(data.labelFrom !== undefined){
-let data6 = data.labelFrom;
-const _errs30 = errors;
-let valid5 = false;
-const _errs31 = errors;
-if(typeof data6 === "string"){
-if(func3(data6) > 1000){
-const err19 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!valid5){
+const err19 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2444,9 +2447,26 @@ vErrors.push(err19);
 }
 errors++;
 }
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
 }
 else {
-const err20 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data.inScheme !== undefined){
+let data6 = data.inScheme;
+const _errs34 = errors;
+let valid6 = false;
+const _errs35 = errors;
+if(typeof data6 === "string"){
+if(!pattern0.test(data6)){
+const err20 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2455,12 +2475,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid4 = _errs31 === errors;
-valid5 = valid5 || _valid4;
-if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err21 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err21 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2469,11 +2486,12 @@ vErrors.push(err21);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
-}
-if(!valid5){
-const err22 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+var _valid5 = _errs35 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs37 = errors;
+if(data6 !== null){
+const err22 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2482,25 +2500,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-else {
-errors = _errs30;
-if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.locked !== undefined){
-let data7 = data.locked;
-const _errs36 = errors;
-let valid6 = false;
-const _errs37 = errors;
-if(typeof data7 !== "boolean"){
-const err23 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!valid6){
+const err23 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2509,12 +2513,23 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs34;
+if(vErrors !== null){
+if(_errs34){
+vErrors.length = _errs34;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data7 = data.label;
+if(typeof data7 === "string"){
+if(func3(data7) > 1000){
+const err24 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2523,11 +2538,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
-valid6 = valid6 || _valid5;
-}
-if(!valid6){
-const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(func3(data7) < 1){
+const err25 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2536,26 +2548,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-else {
-errors = _errs36;
-if(vErrors !== null){
-if(_errs36){
-vErrors.length = _errs36;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.pluralName !== undefined){
-let data8 = data.pluralName;
-const _errs42 = errors;
-let valid7 = false;
-const _errs43 = errors;
-if(typeof data8 === "string"){
-if(func3(data8) > 1000){
-const err26 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err26 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2565,8 +2560,14 @@ vErrors.push(err26);
 errors++;
 }
 }
-else {
-const err27 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.labelFrom !== undefined){
+let data8 = data.labelFrom;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err27 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2575,12 +2576,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-var _valid6 = _errs43 === errors;
-valid7 = valid7 || _valid6;
-if(!valid7){
-const _errs45 = errors;
-if(data8 !== null){
-const err28 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err28 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2589,16 +2587,30 @@ vErrors.push(err28);
 }
 errors++;
 }
-var _valid6 = _errs45 === errors;
+var _valid6 = _errs43 === errors;
 valid7 = valid7 || _valid6;
-}
 if(!valid7){
-const err29 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs45 = errors;
+if(data8 !== null){
+const err29 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err30 = {instancePath:instancePath+"/labelFrom",schemaPath:"#/properties/labelFrom/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
 }
 errors++;
 }
@@ -2614,27 +2626,13 @@ vErrors = null;
 }
 }
 }
-if(data.readOnly !== undefined){
-let data9 = data.readOnly;
+if(data.locked !== undefined){
+let data9 = data.locked;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
 if(typeof data9 !== "boolean"){
-const err30 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-var _valid7 = _errs49 === errors;
-valid8 = valid8 || _valid7;
-if(!valid8){
-const _errs51 = errors;
-if(data9 !== null){
-const err31 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err31 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2643,16 +2641,30 @@ vErrors.push(err31);
 }
 errors++;
 }
-var _valid7 = _errs51 === errors;
+var _valid7 = _errs49 === errors;
 valid8 = valid8 || _valid7;
-}
 if(!valid8){
-const err32 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err32];
 }
 else {
 vErrors.push(err32);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err33 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
 }
 errors++;
 }
@@ -2668,27 +2680,14 @@ vErrors = null;
 }
 }
 }
-if(data.root !== undefined){
-let data10 = data.root;
+if(data.modelTypes !== undefined){
+let data10 = data.modelTypes;
 const _errs54 = errors;
 let valid9 = false;
 const _errs55 = errors;
-if(typeof data10 !== "boolean"){
-const err33 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-var _valid8 = _errs55 === errors;
-valid9 = valid9 || _valid8;
-if(!valid9){
-const _errs57 = errors;
-if(data10 !== null){
-const err34 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err34 = {instancePath:instancePath+"/modelTypes",schemaPath:"#/properties/modelTypes/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -2697,16 +2696,41 @@ vErrors.push(err34);
 }
 errors++;
 }
-var _valid8 = _errs57 === errors;
-valid9 = valid9 || _valid8;
 }
-if(!valid9){
-const err35 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err35 = {instancePath:instancePath+"/modelTypes",schemaPath:"#/properties/modelTypes/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
 else {
 vErrors.push(err35);
+}
+errors++;
+}
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err36 = {instancePath:instancePath+"/modelTypes",schemaPath:"#/properties/modelTypes/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err37 = {instancePath:instancePath+"/modelTypes",schemaPath:"#/properties/modelTypes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
 }
 errors++;
 }
@@ -2722,39 +2746,14 @@ vErrors = null;
 }
 }
 }
-if(data.specializes !== undefined){
-let data11 = data.specializes;
+if(data.pluralName !== undefined){
+let data11 = data.pluralName;
 const _errs60 = errors;
 let valid10 = false;
 const _errs61 = errors;
 if(typeof data11 === "string"){
-if(!pattern0.test(data11)){
-const err36 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-}
-else {
-const err37 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-var _valid9 = _errs61 === errors;
-valid10 = valid10 || _valid9;
-if(!valid10){
-const _errs63 = errors;
-if(data11 !== null){
-const err38 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(func3(data11) > 1000){
+const err38 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -2763,16 +2762,41 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid9 = _errs63 === errors;
-valid10 = valid10 || _valid9;
 }
-if(!valid10){
-const err39 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err39 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
 else {
 vErrors.push(err39);
+}
+errors++;
+}
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err40 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err41 = {instancePath:instancePath+"/pluralName",schemaPath:"#/properties/pluralName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
 }
 errors++;
 }
@@ -2788,37 +2812,13 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data12 = data.status;
+if(data.readOnly !== undefined){
+let data12 = data.readOnly;
 const _errs66 = errors;
 let valid11 = false;
 const _errs67 = errors;
-if(typeof data12 !== "string"){
-const err40 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-if(!((((((((((data12 === "WORKING") || (data12 === "SUBMITTED")) || (data12 === "ACCEPTED")) || (data12 === "REJECTED")) || (data12 === "FINAL")) || (data12 === "INACTIVE")) || (data12 === "PUBLISHED")) || (data12 === "DELETENEW")) || (data12 === "INTERMINATION")) || (data12 === "ARCHIVED"))){
-const err41 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema13.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-var _valid10 = _errs67 === errors;
-valid11 = valid11 || _valid10;
-if(!valid11){
-const _errs69 = errors;
-if(data12 !== null){
-const err42 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(typeof data12 !== "boolean"){
+const err42 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -2827,16 +2827,30 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid10 = _errs69 === errors;
+var _valid10 = _errs67 === errors;
 valid11 = valid11 || _valid10;
-}
 if(!valid11){
-const err43 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs69 = errors;
+if(data12 !== null){
+const err43 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err43];
 }
 else {
 vErrors.push(err43);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err44 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
 }
 errors++;
 }
@@ -2852,25 +2866,13 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data13 = data.stereotype;
+if(data.root !== undefined){
+let data13 = data.root;
 const _errs72 = errors;
 let valid12 = false;
 const _errs73 = errors;
-if(typeof data13 === "string"){
-if(func3(data13) > 1000){
-const err44 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err44];
-}
-else {
-vErrors.push(err44);
-}
-errors++;
-}
-}
-else {
-const err45 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data13 !== "boolean"){
+const err45 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -2884,7 +2886,7 @@ valid12 = valid12 || _valid11;
 if(!valid12){
 const _errs75 = errors;
 if(data13 !== null){
-const err46 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err46 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -2897,7 +2899,7 @@ var _valid11 = _errs75 === errors;
 valid12 = valid12 || _valid11;
 }
 if(!valid12){
-const err47 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err47 = {instancePath:instancePath+"/root",schemaPath:"#/properties/root/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -2918,18 +2920,14 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data14 = data.synonyms;
+if(data.specializes !== undefined){
+let data14 = data.specializes;
 const _errs78 = errors;
 let valid13 = false;
 const _errs79 = errors;
-if(Array.isArray(data14)){
-const len0 = data14.length;
-for(let i0=0; i0<len0; i0++){
-let data15 = data14[i0];
-if(typeof data15 === "string"){
-if(func3(data15) > 1000){
-const err48 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data14 === "string"){
+if(!pattern0.test(data14)){
+const err48 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -2940,7 +2938,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err49 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -2949,10 +2947,12 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-}
-else {
-const err50 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid12 = _errs79 === errors;
+valid13 = valid13 || _valid12;
+if(!valid13){
+const _errs81 = errors;
+if(data14 !== null){
+const err50 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -2961,30 +2961,16 @@ vErrors.push(err50);
 }
 errors++;
 }
-var _valid12 = _errs79 === errors;
+var _valid12 = _errs81 === errors;
 valid13 = valid13 || _valid12;
+}
 if(!valid13){
-const _errs83 = errors;
-if(data14 !== null){
-const err51 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err51 = {instancePath:instancePath+"/specializes",schemaPath:"#/properties/specializes/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err51];
 }
 else {
 vErrors.push(err51);
-}
-errors++;
-}
-var _valid12 = _errs83 === errors;
-valid13 = valid13 || _valid12;
-}
-if(!valid13){
-const err52 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err52];
-}
-else {
-vErrors.push(err52);
 }
 errors++;
 }
@@ -3000,18 +2986,23 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data16 = data.tags;
-const _errs86 = errors;
-let valid16 = false;
-const _errs87 = errors;
-if(Array.isArray(data16)){
-const len1 = data16.length;
-for(let i1=0; i1<len1; i1++){
-let data17 = data16[i1];
-if(typeof data17 === "string"){
-if(func3(data17) > 1000){
-const err53 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.status !== undefined){
+let data15 = data.status;
+const _errs84 = errors;
+let valid14 = false;
+const _errs85 = errors;
+if(typeof data15 !== "string"){
+const err52 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(!((((((((((data15 === "WORKING") || (data15 === "SUBMITTED")) || (data15 === "ACCEPTED")) || (data15 === "REJECTED")) || (data15 === "FINAL")) || (data15 === "INACTIVE")) || (data15 === "PUBLISHED")) || (data15 === "DELETENEW")) || (data15 === "INTERMINATION")) || (data15 === "ARCHIVED"))){
+const err53 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema13.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -3020,9 +3011,12 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-else {
-const err54 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid13 = _errs85 === errors;
+valid14 = valid14 || _valid13;
+if(!valid14){
+const _errs87 = errors;
+if(data15 !== null){
+const err54 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -3031,10 +3025,11 @@ vErrors.push(err54);
 }
 errors++;
 }
+var _valid13 = _errs87 === errors;
+valid14 = valid14 || _valid13;
 }
-}
-else {
-const err55 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!valid14){
+const err55 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -3043,12 +3038,26 @@ vErrors.push(err55);
 }
 errors++;
 }
-var _valid13 = _errs87 === errors;
-valid16 = valid16 || _valid13;
-if(!valid16){
+else {
+errors = _errs84;
+if(vErrors !== null){
+if(_errs84){
+vErrors.length = _errs84;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data16 = data.stereotype;
+const _errs90 = errors;
+let valid15 = false;
 const _errs91 = errors;
-if(data16 !== null){
-const err56 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(typeof data16 === "string"){
+if(func3(data16) > 1000){
+const err56 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -3057,11 +3066,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-var _valid13 = _errs91 === errors;
-valid16 = valid16 || _valid13;
 }
-if(!valid16){
-const err57 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err57 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -3070,26 +3077,12 @@ vErrors.push(err57);
 }
 errors++;
 }
-else {
-errors = _errs86;
-if(vErrors !== null){
-if(_errs86){
-vErrors.length = _errs86;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data18 = data.title;
-const _errs94 = errors;
-let valid19 = false;
-const _errs95 = errors;
-if(typeof data18 === "string"){
-if(func3(data18) > 1000){
-const err58 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+var _valid14 = _errs91 === errors;
+valid15 = valid15 || _valid14;
+if(!valid15){
+const _errs93 = errors;
+if(data16 !== null){
+const err58 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -3098,9 +3091,11 @@ vErrors.push(err58);
 }
 errors++;
 }
+var _valid14 = _errs93 === errors;
+valid15 = valid15 || _valid14;
 }
-else {
-const err59 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid15){
+const err59 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -3109,12 +3104,30 @@ vErrors.push(err59);
 }
 errors++;
 }
-var _valid14 = _errs95 === errors;
-valid19 = valid19 || _valid14;
-if(!valid19){
+else {
+errors = _errs90;
+if(vErrors !== null){
+if(_errs90){
+vErrors.length = _errs90;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data17 = data.synonyms;
+const _errs96 = errors;
+let valid16 = false;
 const _errs97 = errors;
-if(data18 !== null){
-const err60 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(Array.isArray(data17)){
+const len0 = data17.length;
+for(let i0=0; i0<len0; i0++){
+let data18 = data17[i0];
+if(typeof data18 === "string"){
+if(func3(data18) > 1000){
+const err60 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -3123,11 +3136,9 @@ vErrors.push(err60);
 }
 errors++;
 }
-var _valid14 = _errs97 === errors;
-valid19 = valid19 || _valid14;
 }
-if(!valid19){
-const err61 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err61 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -3136,11 +3147,198 @@ vErrors.push(err61);
 }
 errors++;
 }
+}
+}
 else {
-errors = _errs94;
+const err62 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+var _valid15 = _errs97 === errors;
+valid16 = valid16 || _valid15;
+if(!valid16){
+const _errs101 = errors;
+if(data17 !== null){
+const err63 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+var _valid15 = _errs101 === errors;
+valid16 = valid16 || _valid15;
+}
+if(!valid16){
+const err64 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+else {
+errors = _errs96;
 if(vErrors !== null){
-if(_errs94){
-vErrors.length = _errs94;
+if(_errs96){
+vErrors.length = _errs96;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data19 = data.tags;
+const _errs104 = errors;
+let valid19 = false;
+const _errs105 = errors;
+if(Array.isArray(data19)){
+const len1 = data19.length;
+for(let i1=0; i1<len1; i1++){
+let data20 = data19[i1];
+if(typeof data20 === "string"){
+if(func3(data20) > 1000){
+const err65 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+var _valid16 = _errs105 === errors;
+valid19 = valid19 || _valid16;
+if(!valid19){
+const _errs109 = errors;
+if(data19 !== null){
+const err68 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+var _valid16 = _errs109 === errors;
+valid19 = valid19 || _valid16;
+}
+if(!valid19){
+const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+else {
+errors = _errs104;
+if(vErrors !== null){
+if(_errs104){
+vErrors.length = _errs104;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data21 = data.title;
+const _errs112 = errors;
+let valid22 = false;
+const _errs113 = errors;
+if(typeof data21 === "string"){
+if(func3(data21) > 1000){
+const err70 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+else {
+const err71 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+var _valid17 = _errs113 === errors;
+valid22 = valid22 || _valid17;
+if(!valid22){
+const _errs115 = errors;
+if(data21 !== null){
+const err72 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+var _valid17 = _errs115 === errors;
+valid22 = valid22 || _valid17;
+}
+if(!valid22){
+const err73 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+else {
+errors = _errs112;
+if(vErrors !== null){
+if(_errs112){
+vErrors.length = _errs112;
 }
 else {
 vErrors = null;
@@ -3150,12 +3348,12 @@ vErrors = null;
 }
 }
 else {
-const err62 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err74 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err62];
+vErrors = [err74];
 }
 else {
-vErrors.push(err62);
+vErrors.push(err74);
 }
 errors++;
 }
@@ -3164,7 +3362,7 @@ return errors === 0;
 }
 
 export const validateCollection = validate13;
-const schema14 = {"type":"object","properties":{"_type":{"const":"Collection"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema14 = {"type":"object","properties":{"_type":{"const":"Collection"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inCollection":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"inScheme":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -3378,11 +3576,14 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data4 = data.label;
+if(data.inCollection !== undefined){
+let data4 = data.inCollection;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
 if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!pattern0.test(data4)){
+const err13 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3391,8 +3592,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err14 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3401,9 +3603,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3412,14 +3617,11 @@ vErrors.push(err15);
 }
 errors++;
 }
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
 }
-if(data.locked !== undefined){
-let data5 = data.locked;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 !== "boolean"){
-const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!valid4){
+const err16 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3428,12 +3630,26 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.inScheme !== undefined){
+let data5 = data.inScheme;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+const err17 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3442,11 +3658,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
 }
-if(!valid4){
-const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err18 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3455,25 +3669,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-else {
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.readOnly !== undefined){
-let data6 = data.readOnly;
-const _errs30 = errors;
-let valid5 = false;
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
 const _errs31 = errors;
-if(typeof data6 !== "boolean"){
-const err19 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data5 !== null){
+const err19 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3484,10 +3685,9 @@ errors++;
 }
 var _valid4 = _errs31 === errors;
 valid5 = valid5 || _valid4;
+}
 if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err20 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err20 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3496,11 +3696,23 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
 }
-if(!valid5){
-const err21 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data6 = data.label;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err21 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3509,25 +3721,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-else {
-errors = _errs30;
-if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.status !== undefined){
-let data7 = data.status;
-const _errs36 = errors;
-let valid6 = false;
-const _errs37 = errors;
-if(typeof data7 !== "string"){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data6) < 1){
+const err22 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3536,8 +3731,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema14.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err23 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3546,12 +3742,14 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.locked !== undefined){
+let data7 = data.locked;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3560,16 +3758,30 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
+var _valid5 = _errs37 === errors;
 valid6 = valid6 || _valid5;
-}
 if(!valid6){
-const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs39 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err26 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -3585,25 +3797,13 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data8 = data.stereotype;
+if(data.readOnly !== undefined){
+let data8 = data.readOnly;
 const _errs42 = errors;
 let valid7 = false;
 const _errs43 = errors;
-if(typeof data8 === "string"){
-if(func3(data8) > 1000){
-const err26 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data8 !== "boolean"){
+const err27 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3617,7 +3817,7 @@ valid7 = valid7 || _valid6;
 if(!valid7){
 const _errs45 = errors;
 if(data8 !== null){
-const err28 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err28 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3630,7 +3830,7 @@ var _valid6 = _errs45 === errors;
 valid7 = valid7 || _valid6;
 }
 if(!valid7){
-const err29 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err29 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3651,18 +3851,13 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data9 = data.synonyms;
+if(data.status !== undefined){
+let data9 = data.status;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
-if(Array.isArray(data9)){
-const len0 = data9.length;
-for(let i0=0; i0<len0; i0++){
-let data10 = data9[i0];
-if(typeof data10 === "string"){
-if(func3(data10) > 1000){
-const err30 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data9 !== "string"){
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -3671,9 +3866,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
+const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema14.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -3682,10 +3876,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -3694,30 +3890,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid7 = _errs49 === errors;
+var _valid7 = _errs51 === errors;
 valid8 = valid8 || _valid7;
+}
 if(!valid8){
-const _errs53 = errors;
-if(data9 !== null){
-const err33 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
-}
-errors++;
-}
-var _valid7 = _errs53 === errors;
-valid8 = valid8 || _valid7;
-}
-if(!valid8){
-const err34 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
 }
 errors++;
 }
@@ -3733,18 +3915,25 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data11 = data.tags;
-const _errs56 = errors;
-let valid11 = false;
-const _errs57 = errors;
-if(Array.isArray(data11)){
-const len1 = data11.length;
-for(let i1=0; i1<len1; i1++){
-let data12 = data11[i1];
-if(typeof data12 === "string"){
-if(func3(data12) > 1000){
-const err35 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.stereotype !== undefined){
+let data10 = data.stereotype;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err34 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -3753,9 +3942,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err36 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -3764,10 +3956,11 @@ vErrors.push(err36);
 }
 errors++;
 }
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
 }
-}
-else {
-const err37 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!valid9){
+const err37 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -3776,12 +3969,30 @@ vErrors.push(err37);
 }
 errors++;
 }
-var _valid8 = _errs57 === errors;
-valid11 = valid11 || _valid8;
-if(!valid11){
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data11 = data.synonyms;
+const _errs60 = errors;
+let valid10 = false;
 const _errs61 = errors;
-if(data11 !== null){
-const err38 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err38 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -3790,11 +4001,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid8 = _errs61 === errors;
-valid11 = valid11 || _valid8;
 }
-if(!valid11){
-const err39 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err39 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -3803,26 +4012,10 @@ vErrors.push(err39);
 }
 errors++;
 }
-else {
-errors = _errs56;
-if(vErrors !== null){
-if(_errs56){
-vErrors.length = _errs56;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data13 = data.title;
-const _errs64 = errors;
-let valid14 = false;
-const _errs65 = errors;
-if(typeof data13 === "string"){
-if(func3(data13) > 1000){
-const err40 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err40 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -3831,9 +4024,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs65 = errors;
+if(data11 !== null){
+const err41 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -3843,11 +4039,10 @@ vErrors.push(err41);
 errors++;
 }
 var _valid9 = _errs65 === errors;
-valid14 = valid14 || _valid9;
-if(!valid14){
-const _errs67 = errors;
-if(data13 !== null){
-const err42 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err42 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -3856,11 +4051,30 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid9 = _errs67 === errors;
-valid14 = valid14 || _valid9;
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
 }
-if(!valid14){
-const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data13 = data.tags;
+const _errs68 = errors;
+let valid13 = false;
+const _errs69 = errors;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i1=0; i1<len1; i1++){
+let data14 = data13[i1];
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err43 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -3869,11 +4083,127 @@ vErrors.push(err43);
 }
 errors++;
 }
+}
 else {
-errors = _errs64;
+const err44 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid13 = valid13 || _valid10;
+if(!valid13){
+const _errs73 = errors;
+if(data13 !== null){
+const err46 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid13 = valid13 || _valid10;
+}
+if(!valid13){
+const err47 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs68;
 if(vErrors !== null){
-if(_errs64){
-vErrors.length = _errs64;
+if(_errs68){
+vErrors.length = _errs68;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data15 = data.title;
+const _errs76 = errors;
+let valid16 = false;
+const _errs77 = errors;
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err48 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid11 = _errs77 === errors;
+valid16 = valid16 || _valid11;
+if(!valid16){
+const _errs79 = errors;
+if(data15 !== null){
+const err50 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs79 === errors;
+valid16 = valid16 || _valid11;
+}
+if(!valid16){
+const err51 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+else {
+errors = _errs76;
+if(vErrors !== null){
+if(_errs76){
+vErrors.length = _errs76;
 }
 else {
 vErrors = null;
@@ -3883,12 +4213,12 @@ vErrors = null;
 }
 }
 else {
-const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err52];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err52);
 }
 errors++;
 }
@@ -4838,7 +5168,7 @@ return errors === 0;
 }
 
 export const validateDataObject = validate15;
-const schema16 = {"type":"object","properties":{"_type":{"const":"DataObject"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"physicalName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema16 = {"type":"object","properties":{"_type":{"const":"DataObject"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inCollection":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"inScheme":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"physicalName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5052,11 +5382,14 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data4 = data.label;
+if(data.inCollection !== undefined){
+let data4 = data.inCollection;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
 if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!pattern0.test(data4)){
+const err13 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5065,8 +5398,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err14 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5075,9 +5409,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5086,14 +5423,11 @@ vErrors.push(err15);
 }
 errors++;
 }
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
 }
-if(data.locked !== undefined){
-let data5 = data.locked;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 !== "boolean"){
-const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!valid4){
+const err16 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5102,12 +5436,26 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.inScheme !== undefined){
+let data5 = data.inScheme;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+const err17 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5116,11 +5464,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
 }
-if(!valid4){
-const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err18 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5129,26 +5475,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-else {
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.physicalName !== undefined){
-let data6 = data.physicalName;
-const _errs30 = errors;
-let valid5 = false;
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
 const _errs31 = errors;
-if(typeof data6 === "string"){
-if(func3(data6) > 1000){
-const err19 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data5 !== null){
+const err19 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5157,9 +5489,11 @@ vErrors.push(err19);
 }
 errors++;
 }
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
 }
-else {
-const err20 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid5){
+const err20 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5168,12 +5502,23 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid4 = _errs31 === errors;
-valid5 = valid5 || _valid4;
-if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err21 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data6 = data.label;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err21 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5182,11 +5527,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
-}
-if(!valid5){
-const err22 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(func3(data6) < 1){
+const err22 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -5195,25 +5537,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-else {
-errors = _errs30;
-if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.readOnly !== undefined){
-let data7 = data.readOnly;
-const _errs36 = errors;
-let valid6 = false;
-const _errs37 = errors;
-if(typeof data7 !== "boolean"){
-const err23 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err23 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5222,12 +5548,14 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err24 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.locked !== undefined){
+let data7 = data.locked;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5236,16 +5564,30 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
+var _valid5 = _errs37 === errors;
 valid6 = valid6 || _valid5;
-}
 if(!valid6){
-const err25 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs39 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err26 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -5261,23 +5603,14 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data8 = data.status;
+if(data.physicalName !== undefined){
+let data8 = data.physicalName;
 const _errs42 = errors;
 let valid7 = false;
 const _errs43 = errors;
-if(typeof data8 !== "string"){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
-const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema16.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err27 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -5286,12 +5619,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-var _valid6 = _errs43 === errors;
-valid7 = valid7 || _valid6;
-if(!valid7){
-const _errs45 = errors;
-if(data8 !== null){
-const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err28 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -5300,16 +5630,30 @@ vErrors.push(err28);
 }
 errors++;
 }
-var _valid6 = _errs45 === errors;
+var _valid6 = _errs43 === errors;
 valid7 = valid7 || _valid6;
-}
 if(!valid7){
-const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs45 = errors;
+if(data8 !== null){
+const err29 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err30 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
 }
 errors++;
 }
@@ -5325,25 +5669,13 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data9 = data.stereotype;
+if(data.readOnly !== undefined){
+let data9 = data.readOnly;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
-if(typeof data9 === "string"){
-if(func3(data9) > 1000){
-const err30 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-else {
-const err31 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data9 !== "boolean"){
+const err31 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5357,7 +5689,7 @@ valid8 = valid8 || _valid7;
 if(!valid8){
 const _errs51 = errors;
 if(data9 !== null){
-const err32 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err32 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -5370,7 +5702,7 @@ var _valid7 = _errs51 === errors;
 valid8 = valid8 || _valid7;
 }
 if(!valid8){
-const err33 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err33 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -5391,18 +5723,13 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data10 = data.synonyms;
+if(data.status !== undefined){
+let data10 = data.status;
 const _errs54 = errors;
 let valid9 = false;
 const _errs55 = errors;
-if(Array.isArray(data10)){
-const len0 = data10.length;
-for(let i0=0; i0<len0; i0++){
-let data11 = data10[i0];
-if(typeof data11 === "string"){
-if(func3(data11) > 1000){
-const err34 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data10 !== "string"){
+const err34 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -5411,9 +5738,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-else {
-const err35 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data10 === "WORKING") || (data10 === "SUBMITTED")) || (data10 === "ACCEPTED")) || (data10 === "REJECTED")) || (data10 === "FINAL")) || (data10 === "INACTIVE")) || (data10 === "PUBLISHED")) || (data10 === "DELETENEW")) || (data10 === "INTERMINATION")) || (data10 === "ARCHIVED"))){
+const err35 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema16.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -5422,10 +5748,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-else {
-const err36 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err36 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -5434,30 +5762,16 @@ vErrors.push(err36);
 }
 errors++;
 }
-var _valid8 = _errs55 === errors;
+var _valid8 = _errs57 === errors;
 valid9 = valid9 || _valid8;
+}
 if(!valid9){
-const _errs59 = errors;
-if(data10 !== null){
-const err37 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err37 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err37];
 }
 else {
 vErrors.push(err37);
-}
-errors++;
-}
-var _valid8 = _errs59 === errors;
-valid9 = valid9 || _valid8;
-}
-if(!valid9){
-const err38 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
 }
 errors++;
 }
@@ -5473,18 +5787,25 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data12 = data.tags;
-const _errs62 = errors;
-let valid12 = false;
-const _errs63 = errors;
-if(Array.isArray(data12)){
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-let data13 = data12[i1];
-if(typeof data13 === "string"){
-if(func3(data13) > 1000){
-const err39 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.stereotype !== undefined){
+let data11 = data.stereotype;
+const _errs60 = errors;
+let valid10 = false;
+const _errs61 = errors;
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err38 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -5493,9 +5814,12 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err40 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -5504,10 +5828,11 @@ vErrors.push(err40);
 }
 errors++;
 }
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!valid10){
+const err41 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -5516,12 +5841,30 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid9 = _errs63 === errors;
-valid12 = valid12 || _valid9;
-if(!valid12){
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data12 = data.synonyms;
+const _errs66 = errors;
+let valid11 = false;
 const _errs67 = errors;
-if(data12 !== null){
-const err42 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(Array.isArray(data12)){
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err42 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -5530,11 +5873,9 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid9 = _errs67 === errors;
-valid12 = valid12 || _valid9;
 }
-if(!valid12){
-const err43 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err43 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -5543,26 +5884,10 @@ vErrors.push(err43);
 }
 errors++;
 }
-else {
-errors = _errs62;
-if(vErrors !== null){
-if(_errs62){
-vErrors.length = _errs62;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data14 = data.title;
-const _errs70 = errors;
-let valid15 = false;
-const _errs71 = errors;
-if(typeof data14 === "string"){
-if(func3(data14) > 1000){
-const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err44 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -5571,9 +5896,12 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-else {
-const err45 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs71 = errors;
+if(data12 !== null){
+const err45 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -5583,11 +5911,10 @@ vErrors.push(err45);
 errors++;
 }
 var _valid10 = _errs71 === errors;
-valid15 = valid15 || _valid10;
-if(!valid15){
-const _errs73 = errors;
-if(data14 !== null){
-const err46 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err46 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -5596,11 +5923,30 @@ vErrors.push(err46);
 }
 errors++;
 }
-var _valid10 = _errs73 === errors;
-valid15 = valid15 || _valid10;
+else {
+errors = _errs66;
+if(vErrors !== null){
+if(_errs66){
+vErrors.length = _errs66;
 }
-if(!valid15){
-const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data14 = data.tags;
+const _errs74 = errors;
+let valid14 = false;
+const _errs75 = errors;
+if(Array.isArray(data14)){
+const len1 = data14.length;
+for(let i1=0; i1<len1; i1++){
+let data15 = data14[i1];
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err47 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -5609,11 +5955,127 @@ vErrors.push(err47);
 }
 errors++;
 }
+}
 else {
-errors = _errs70;
+const err48 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid11 = _errs75 === errors;
+valid14 = valid14 || _valid11;
+if(!valid14){
+const _errs79 = errors;
+if(data14 !== null){
+const err50 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs79 === errors;
+valid14 = valid14 || _valid11;
+}
+if(!valid14){
+const err51 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+else {
+errors = _errs74;
 if(vErrors !== null){
-if(_errs70){
-vErrors.length = _errs70;
+if(_errs74){
+vErrors.length = _errs74;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data16 = data.title;
+const _errs82 = errors;
+let valid17 = false;
+const _errs83 = errors;
+if(typeof data16 === "string"){
+if(func3(data16) > 1000){
+const err52 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+var _valid12 = _errs83 === errors;
+valid17 = valid17 || _valid12;
+if(!valid17){
+const _errs85 = errors;
+if(data16 !== null){
+const err54 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+var _valid12 = _errs85 === errors;
+valid17 = valid17 || _valid12;
+}
+if(!valid17){
+const err55 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+else {
+errors = _errs82;
+if(vErrors !== null){
+if(_errs82){
+vErrors.length = _errs82;
 }
 else {
 vErrors = null;
@@ -5623,12 +6085,12 @@ vErrors = null;
 }
 }
 else {
-const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err56 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err56];
 }
 else {
-vErrors.push(err48);
+vErrors.push(err56);
 }
 errors++;
 }
@@ -5637,7 +6099,7 @@ return errors === 0;
 }
 
 export const validateDataset = validate16;
-const schema17 = {"type":"object","properties":{"_type":{"const":"Dataset"},"accrualPeriodicity":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"archiveDetails":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"archiveJustification":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"historicizationType":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"retentionJustification":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"retentionPeriod":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"spatial":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"usageRestriction":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema17 = {"type":"object","properties":{"_type":{"const":"Dataset"},"accrualPeriodicity":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"archiveDetails":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"archiveJustification":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"historicizationType":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"inCollection":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"retentionJustification":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"retentionPeriod":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"spatial":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"usageRestriction":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6115,11 +6577,14 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data8 = data.label;
+if(data.inCollection !== undefined){
+let data8 = data.inCollection;
+const _errs46 = errors;
+let valid8 = false;
+const _errs47 = errors;
 if(typeof data8 === "string"){
-if(func3(data8) > 1000){
-const err29 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!pattern0.test(data8)){
+const err29 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6128,8 +6593,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-if(func3(data8) < 1){
-const err30 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err30 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6138,9 +6604,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid7 = _errs47 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs49 = errors;
+if(data8 !== null){
+const err31 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6149,14 +6618,11 @@ vErrors.push(err31);
 }
 errors++;
 }
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
 }
-if(data.locked !== undefined){
-let data9 = data.locked;
-const _errs48 = errors;
-let valid8 = false;
-const _errs49 = errors;
-if(typeof data9 !== "boolean"){
-const err32 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!valid8){
+const err32 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6165,12 +6631,23 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid7 = _errs49 === errors;
-valid8 = valid8 || _valid7;
-if(!valid8){
-const _errs51 = errors;
-if(data9 !== null){
-const err33 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs46;
+if(vErrors !== null){
+if(_errs46){
+vErrors.length = _errs46;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data9 = data.label;
+if(typeof data9 === "string"){
+if(func3(data9) > 1000){
+const err33 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -6179,11 +6656,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-var _valid7 = _errs51 === errors;
-valid8 = valid8 || _valid7;
-}
-if(!valid8){
-const err34 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(func3(data9) < 1){
+const err34 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6192,25 +6666,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-else {
-errors = _errs48;
-if(vErrors !== null){
-if(_errs48){
-vErrors.length = _errs48;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.readOnly !== undefined){
-let data10 = data.readOnly;
-const _errs54 = errors;
-let valid9 = false;
-const _errs55 = errors;
-if(typeof data10 !== "boolean"){
-const err35 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err35 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6219,12 +6677,14 @@ vErrors.push(err35);
 }
 errors++;
 }
-var _valid8 = _errs55 === errors;
-valid9 = valid9 || _valid8;
-if(!valid9){
-const _errs57 = errors;
-if(data10 !== null){
-const err36 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.locked !== undefined){
+let data10 = data.locked;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 !== "boolean"){
+const err36 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6233,16 +6693,30 @@ vErrors.push(err36);
 }
 errors++;
 }
-var _valid8 = _errs57 === errors;
+var _valid8 = _errs55 === errors;
 valid9 = valid9 || _valid8;
-}
 if(!valid9){
-const err37 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs57 = errors;
+if(data10 !== null){
+const err37 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err37];
 }
 else {
 vErrors.push(err37);
+}
+errors++;
+}
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
+}
+if(!valid9){
+const err38 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
 }
 errors++;
 }
@@ -6258,25 +6732,13 @@ vErrors = null;
 }
 }
 }
-if(data.retentionJustification !== undefined){
-let data11 = data.retentionJustification;
+if(data.readOnly !== undefined){
+let data11 = data.readOnly;
 const _errs60 = errors;
 let valid10 = false;
 const _errs61 = errors;
-if(typeof data11 === "string"){
-if(func3(data11) > 100000){
-const err38 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data11 !== "boolean"){
+const err39 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6290,7 +6752,7 @@ valid10 = valid10 || _valid9;
 if(!valid10){
 const _errs63 = errors;
 if(data11 !== null){
-const err40 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err40 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6303,7 +6765,7 @@ var _valid9 = _errs63 === errors;
 valid10 = valid10 || _valid9;
 }
 if(!valid10){
-const err41 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err41 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6324,14 +6786,14 @@ vErrors = null;
 }
 }
 }
-if(data.retentionPeriod !== undefined){
-let data12 = data.retentionPeriod;
+if(data.retentionJustification !== undefined){
+let data12 = data.retentionJustification;
 const _errs66 = errors;
 let valid11 = false;
 const _errs67 = errors;
 if(typeof data12 === "string"){
-if(func3(data12) > 1000){
-const err42 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(func3(data12) > 100000){
+const err42 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -6342,7 +6804,7 @@ errors++;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err43 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -6356,7 +6818,7 @@ valid11 = valid11 || _valid10;
 if(!valid11){
 const _errs69 = errors;
 if(data12 !== null){
-const err44 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err44 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -6369,7 +6831,7 @@ var _valid10 = _errs69 === errors;
 valid11 = valid11 || _valid10;
 }
 if(!valid11){
-const err45 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err45 = {instancePath:instancePath+"/retentionJustification",schemaPath:"#/properties/retentionJustification/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -6390,14 +6852,14 @@ vErrors = null;
 }
 }
 }
-if(data.spatial !== undefined){
-let data13 = data.spatial;
+if(data.retentionPeriod !== undefined){
+let data13 = data.retentionPeriod;
 const _errs72 = errors;
 let valid12 = false;
 const _errs73 = errors;
 if(typeof data13 === "string"){
 if(func3(data13) > 1000){
-const err46 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err46 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -6408,7 +6870,7 @@ errors++;
 }
 }
 else {
-const err47 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err47 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -6422,7 +6884,7 @@ valid12 = valid12 || _valid11;
 if(!valid12){
 const _errs75 = errors;
 if(data13 !== null){
-const err48 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err48 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -6435,7 +6897,7 @@ var _valid11 = _errs75 === errors;
 valid12 = valid12 || _valid11;
 }
 if(!valid12){
-const err49 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err49 = {instancePath:instancePath+"/retentionPeriod",schemaPath:"#/properties/retentionPeriod/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -6456,13 +6918,14 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data14 = data.status;
+if(data.spatial !== undefined){
+let data14 = data.spatial;
 const _errs78 = errors;
 let valid13 = false;
 const _errs79 = errors;
-if(typeof data14 !== "string"){
-const err50 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err50 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -6471,8 +6934,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(!((((((((((data14 === "WORKING") || (data14 === "SUBMITTED")) || (data14 === "ACCEPTED")) || (data14 === "REJECTED")) || (data14 === "FINAL")) || (data14 === "INACTIVE")) || (data14 === "PUBLISHED")) || (data14 === "DELETENEW")) || (data14 === "INTERMINATION")) || (data14 === "ARCHIVED"))){
-const err51 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema17.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err51 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -6486,7 +6950,7 @@ valid13 = valid13 || _valid12;
 if(!valid13){
 const _errs81 = errors;
 if(data14 !== null){
-const err52 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err52 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -6499,7 +6963,7 @@ var _valid12 = _errs81 === errors;
 valid13 = valid13 || _valid12;
 }
 if(!valid13){
-const err53 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err53 = {instancePath:instancePath+"/spatial",schemaPath:"#/properties/spatial/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -6520,14 +6984,13 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data15 = data.stereotype;
+if(data.status !== undefined){
+let data15 = data.status;
 const _errs84 = errors;
 let valid14 = false;
 const _errs85 = errors;
-if(typeof data15 === "string"){
-if(func3(data15) > 1000){
-const err54 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data15 !== "string"){
+const err54 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -6536,9 +6999,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-else {
-const err55 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data15 === "WORKING") || (data15 === "SUBMITTED")) || (data15 === "ACCEPTED")) || (data15 === "REJECTED")) || (data15 === "FINAL")) || (data15 === "INACTIVE")) || (data15 === "PUBLISHED")) || (data15 === "DELETENEW")) || (data15 === "INTERMINATION")) || (data15 === "ARCHIVED"))){
+const err55 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema17.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -6552,7 +7014,7 @@ valid14 = valid14 || _valid13;
 if(!valid14){
 const _errs87 = errors;
 if(data15 !== null){
-const err56 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err56 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -6565,7 +7027,7 @@ var _valid13 = _errs87 === errors;
 valid14 = valid14 || _valid13;
 }
 if(!valid14){
-const err57 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err57 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -6586,18 +7048,14 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data16 = data.synonyms;
+if(data.stereotype !== undefined){
+let data16 = data.stereotype;
 const _errs90 = errors;
 let valid15 = false;
 const _errs91 = errors;
-if(Array.isArray(data16)){
-const len0 = data16.length;
-for(let i0=0; i0<len0; i0++){
-let data17 = data16[i0];
-if(typeof data17 === "string"){
-if(func3(data17) > 1000){
-const err58 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data16 === "string"){
+if(func3(data16) > 1000){
+const err58 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -6608,7 +7066,7 @@ errors++;
 }
 }
 else {
-const err59 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err59 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -6617,10 +7075,12 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-}
-else {
-const err60 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid14 = _errs91 === errors;
+valid15 = valid15 || _valid14;
+if(!valid15){
+const _errs93 = errors;
+if(data16 !== null){
+const err60 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -6629,30 +7089,16 @@ vErrors.push(err60);
 }
 errors++;
 }
-var _valid14 = _errs91 === errors;
+var _valid14 = _errs93 === errors;
 valid15 = valid15 || _valid14;
+}
 if(!valid15){
-const _errs95 = errors;
-if(data16 !== null){
-const err61 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err61 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err61];
 }
 else {
 vErrors.push(err61);
-}
-errors++;
-}
-var _valid14 = _errs95 === errors;
-valid15 = valid15 || _valid14;
-}
-if(!valid15){
-const err62 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
 }
 errors++;
 }
@@ -6668,18 +7114,29 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data18 = data.tags;
-const _errs98 = errors;
-let valid18 = false;
-const _errs99 = errors;
-if(Array.isArray(data18)){
-const len1 = data18.length;
-for(let i1=0; i1<len1; i1++){
-let data19 = data18[i1];
-if(typeof data19 === "string"){
-if(func3(data19) > 1000){
-const err63 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.synonyms !== undefined){
+let data17 = data.synonyms;
+const _errs96 = errors;
+let valid16 = false;
+const _errs97 = errors;
+if(Array.isArray(data17)){
+const len0 = data17.length;
+for(let i0=0; i0<len0; i0++){
+let data18 = data17[i0];
+if(typeof data18 === "string"){
+if(func3(data18) > 1000){
+const err62 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+else {
+const err63 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -6689,8 +7146,9 @@ vErrors.push(err63);
 errors++;
 }
 }
+}
 else {
-const err64 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err64 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -6699,10 +7157,12 @@ vErrors.push(err64);
 }
 errors++;
 }
-}
-}
-else {
-const err65 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid15 = _errs97 === errors;
+valid16 = valid16 || _valid15;
+if(!valid16){
+const _errs101 = errors;
+if(data17 !== null){
+const err65 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -6711,12 +7171,11 @@ vErrors.push(err65);
 }
 errors++;
 }
-var _valid15 = _errs99 === errors;
-valid18 = valid18 || _valid15;
-if(!valid18){
-const _errs103 = errors;
-if(data18 !== null){
-const err66 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+var _valid15 = _errs101 === errors;
+valid16 = valid16 || _valid15;
+}
+if(!valid16){
+const err66 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -6725,11 +7184,30 @@ vErrors.push(err66);
 }
 errors++;
 }
-var _valid15 = _errs103 === errors;
-valid18 = valid18 || _valid15;
+else {
+errors = _errs96;
+if(vErrors !== null){
+if(_errs96){
+vErrors.length = _errs96;
 }
-if(!valid18){
-const err67 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data19 = data.tags;
+const _errs104 = errors;
+let valid19 = false;
+const _errs105 = errors;
+if(Array.isArray(data19)){
+const len1 = data19.length;
+for(let i1=0; i1<len1; i1++){
+let data20 = data19[i1];
+if(typeof data20 === "string"){
+if(func3(data20) > 1000){
+const err67 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -6738,26 +7216,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-else {
-errors = _errs98;
-if(vErrors !== null){
-if(_errs98){
-vErrors.length = _errs98;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data20 = data.title;
-const _errs106 = errors;
-let valid21 = false;
-const _errs107 = errors;
-if(typeof data20 === "string"){
-if(func3(data20) > 1000){
-const err68 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err68 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -6767,8 +7228,9 @@ vErrors.push(err68);
 errors++;
 }
 }
+}
 else {
-const err69 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err69 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -6777,12 +7239,12 @@ vErrors.push(err69);
 }
 errors++;
 }
-var _valid16 = _errs107 === errors;
-valid21 = valid21 || _valid16;
-if(!valid21){
+var _valid16 = _errs105 === errors;
+valid19 = valid19 || _valid16;
+if(!valid19){
 const _errs109 = errors;
-if(data20 !== null){
-const err70 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data19 !== null){
+const err70 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -6792,10 +7254,10 @@ vErrors.push(err70);
 errors++;
 }
 var _valid16 = _errs109 === errors;
-valid21 = valid21 || _valid16;
+valid19 = valid19 || _valid16;
 }
-if(!valid21){
-const err71 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!valid19){
+const err71 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -6805,10 +7267,10 @@ vErrors.push(err71);
 errors++;
 }
 else {
-errors = _errs106;
+errors = _errs104;
 if(vErrors !== null){
-if(_errs106){
-vErrors.length = _errs106;
+if(_errs104){
+vErrors.length = _errs104;
 }
 else {
 vErrors = null;
@@ -6816,14 +7278,14 @@ vErrors = null;
 }
 }
 }
-if(data.usageRestriction !== undefined){
-let data21 = data.usageRestriction;
+if(data.title !== undefined){
+let data21 = data.title;
 const _errs112 = errors;
 let valid22 = false;
 const _errs113 = errors;
 if(typeof data21 === "string"){
-if(func3(data21) > 100000){
-const err72 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
+if(func3(data21) > 1000){
+const err72 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -6834,7 +7296,7 @@ errors++;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err73 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -6848,7 +7310,7 @@ valid22 = valid22 || _valid17;
 if(!valid22){
 const _errs115 = errors;
 if(data21 !== null){
-const err74 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err74 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -6861,7 +7323,7 @@ var _valid17 = _errs115 === errors;
 valid22 = valid22 || _valid17;
 }
 if(!valid22){
-const err75 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err75 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -6882,9 +7344,14 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err76 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.usageRestriction !== undefined){
+let data22 = data.usageRestriction;
+const _errs118 = errors;
+let valid23 = false;
+const _errs119 = errors;
+if(typeof data22 === "string"){
+if(func3(data22) > 100000){
+const err76 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -6893,12 +7360,73 @@ vErrors.push(err76);
 }
 errors++;
 }
+}
+else {
+const err77 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+var _valid18 = _errs119 === errors;
+valid23 = valid23 || _valid18;
+if(!valid23){
+const _errs121 = errors;
+if(data22 !== null){
+const err78 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+var _valid18 = _errs121 === errors;
+valid23 = valid23 || _valid18;
+}
+if(!valid23){
+const err79 = {instancePath:instancePath+"/usageRestriction",schemaPath:"#/properties/usageRestriction/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+else {
+errors = _errs118;
+if(vErrors !== null){
+if(_errs118){
+vErrors.length = _errs118;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err80 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
 validate16.errors = vErrors;
 return errors === 0;
 }
 
 export const validateDatatype = validate17;
-const schema18 = {"type":"object","properties":{"_type":{"const":"Datatype"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema18 = {"type":"object","properties":{"_type":{"const":"Datatype"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inCollection":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"inScheme":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -7112,11 +7640,14 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data4 = data.label;
+if(data.inCollection !== undefined){
+let data4 = data.inCollection;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
 if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!pattern0.test(data4)){
+const err13 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7125,8 +7656,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err14 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7135,9 +7667,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7146,14 +7681,11 @@ vErrors.push(err15);
 }
 errors++;
 }
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
 }
-if(data.locked !== undefined){
-let data5 = data.locked;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 !== "boolean"){
-const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!valid4){
+const err16 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7162,12 +7694,26 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.inScheme !== undefined){
+let data5 = data.inScheme;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+const err17 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7176,11 +7722,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
 }
-if(!valid4){
-const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err18 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7189,25 +7733,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-else {
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.readOnly !== undefined){
-let data6 = data.readOnly;
-const _errs30 = errors;
-let valid5 = false;
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
 const _errs31 = errors;
-if(typeof data6 !== "boolean"){
-const err19 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data5 !== null){
+const err19 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7218,10 +7749,9 @@ errors++;
 }
 var _valid4 = _errs31 === errors;
 valid5 = valid5 || _valid4;
+}
 if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err20 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err20 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7230,11 +7760,23 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
 }
-if(!valid5){
-const err21 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data6 = data.label;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err21 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7243,25 +7785,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-else {
-errors = _errs30;
-if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.status !== undefined){
-let data7 = data.status;
-const _errs36 = errors;
-let valid6 = false;
-const _errs37 = errors;
-if(typeof data7 !== "string"){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data6) < 1){
+const err22 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7270,8 +7795,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema18.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err23 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7280,12 +7806,14 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.locked !== undefined){
+let data7 = data.locked;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7294,16 +7822,30 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
+var _valid5 = _errs37 === errors;
 valid6 = valid6 || _valid5;
-}
 if(!valid6){
-const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs39 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err26 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -7319,25 +7861,13 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data8 = data.stereotype;
+if(data.readOnly !== undefined){
+let data8 = data.readOnly;
 const _errs42 = errors;
 let valid7 = false;
 const _errs43 = errors;
-if(typeof data8 === "string"){
-if(func3(data8) > 1000){
-const err26 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data8 !== "boolean"){
+const err27 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -7351,7 +7881,7 @@ valid7 = valid7 || _valid6;
 if(!valid7){
 const _errs45 = errors;
 if(data8 !== null){
-const err28 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err28 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7364,7 +7894,7 @@ var _valid6 = _errs45 === errors;
 valid7 = valid7 || _valid6;
 }
 if(!valid7){
-const err29 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err29 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7385,18 +7915,13 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data9 = data.synonyms;
+if(data.status !== undefined){
+let data9 = data.status;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
-if(Array.isArray(data9)){
-const len0 = data9.length;
-for(let i0=0; i0<len0; i0++){
-let data10 = data9[i0];
-if(typeof data10 === "string"){
-if(func3(data10) > 1000){
-const err30 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data9 !== "string"){
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -7405,9 +7930,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
+const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema18.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -7416,10 +7940,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -7428,30 +7954,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid7 = _errs49 === errors;
+var _valid7 = _errs51 === errors;
 valid8 = valid8 || _valid7;
+}
 if(!valid8){
-const _errs53 = errors;
-if(data9 !== null){
-const err33 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
-}
-errors++;
-}
-var _valid7 = _errs53 === errors;
-valid8 = valid8 || _valid7;
-}
-if(!valid8){
-const err34 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
 }
 errors++;
 }
@@ -7467,18 +7979,25 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data11 = data.tags;
-const _errs56 = errors;
-let valid11 = false;
-const _errs57 = errors;
-if(Array.isArray(data11)){
-const len1 = data11.length;
-for(let i1=0; i1<len1; i1++){
-let data12 = data11[i1];
-if(typeof data12 === "string"){
-if(func3(data12) > 1000){
-const err35 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.stereotype !== undefined){
+let data10 = data.stereotype;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err34 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -7487,9 +8006,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err36 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -7498,10 +8020,11 @@ vErrors.push(err36);
 }
 errors++;
 }
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
 }
-}
-else {
-const err37 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!valid9){
+const err37 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -7510,12 +8033,30 @@ vErrors.push(err37);
 }
 errors++;
 }
-var _valid8 = _errs57 === errors;
-valid11 = valid11 || _valid8;
-if(!valid11){
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data11 = data.synonyms;
+const _errs60 = errors;
+let valid10 = false;
 const _errs61 = errors;
-if(data11 !== null){
-const err38 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err38 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -7524,11 +8065,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid8 = _errs61 === errors;
-valid11 = valid11 || _valid8;
 }
-if(!valid11){
-const err39 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err39 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -7537,26 +8076,10 @@ vErrors.push(err39);
 }
 errors++;
 }
-else {
-errors = _errs56;
-if(vErrors !== null){
-if(_errs56){
-vErrors.length = _errs56;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data13 = data.title;
-const _errs64 = errors;
-let valid14 = false;
-const _errs65 = errors;
-if(typeof data13 === "string"){
-if(func3(data13) > 1000){
-const err40 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err40 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -7565,9 +8088,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs65 = errors;
+if(data11 !== null){
+const err41 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -7577,11 +8103,10 @@ vErrors.push(err41);
 errors++;
 }
 var _valid9 = _errs65 === errors;
-valid14 = valid14 || _valid9;
-if(!valid14){
-const _errs67 = errors;
-if(data13 !== null){
-const err42 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err42 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -7590,11 +8115,30 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid9 = _errs67 === errors;
-valid14 = valid14 || _valid9;
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
 }
-if(!valid14){
-const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data13 = data.tags;
+const _errs68 = errors;
+let valid13 = false;
+const _errs69 = errors;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i1=0; i1<len1; i1++){
+let data14 = data13[i1];
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err43 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -7603,11 +8147,127 @@ vErrors.push(err43);
 }
 errors++;
 }
+}
 else {
-errors = _errs64;
+const err44 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid13 = valid13 || _valid10;
+if(!valid13){
+const _errs73 = errors;
+if(data13 !== null){
+const err46 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid13 = valid13 || _valid10;
+}
+if(!valid13){
+const err47 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs68;
 if(vErrors !== null){
-if(_errs64){
-vErrors.length = _errs64;
+if(_errs68){
+vErrors.length = _errs68;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data15 = data.title;
+const _errs76 = errors;
+let valid16 = false;
+const _errs77 = errors;
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err48 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid11 = _errs77 === errors;
+valid16 = valid16 || _valid11;
+if(!valid16){
+const _errs79 = errors;
+if(data15 !== null){
+const err50 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs79 === errors;
+valid16 = valid16 || _valid11;
+}
+if(!valid16){
+const err51 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+else {
+errors = _errs76;
+if(vErrors !== null){
+if(_errs76){
+vErrors.length = _errs76;
 }
 else {
 vErrors = null;
@@ -7617,12 +8277,12 @@ vErrors = null;
 }
 }
 else {
-const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err52];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err52);
 }
 errors++;
 }
@@ -9805,7 +10465,7 @@ return errors === 0;
 }
 
 export const validateEnumeration = validate21;
-const schema22 = {"type":"object","properties":{"_type":{"const":"Enumeration"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema22 = {"type":"object","properties":{"_type":{"const":"Enumeration"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inCollection":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"inScheme":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -10019,11 +10679,14 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data4 = data.label;
+if(data.inCollection !== undefined){
+let data4 = data.inCollection;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
 if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!pattern0.test(data4)){
+const err13 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10032,8 +10695,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err14 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10042,9 +10706,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10053,14 +10720,11 @@ vErrors.push(err15);
 }
 errors++;
 }
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
 }
-if(data.locked !== undefined){
-let data5 = data.locked;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 !== "boolean"){
-const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!valid4){
+const err16 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10069,12 +10733,26 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.inScheme !== undefined){
+let data5 = data.inScheme;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+const err17 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10083,11 +10761,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
 }
-if(!valid4){
-const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err18 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10096,25 +10772,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-else {
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.readOnly !== undefined){
-let data6 = data.readOnly;
-const _errs30 = errors;
-let valid5 = false;
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
 const _errs31 = errors;
-if(typeof data6 !== "boolean"){
-const err19 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data5 !== null){
+const err19 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10125,10 +10788,9 @@ errors++;
 }
 var _valid4 = _errs31 === errors;
 valid5 = valid5 || _valid4;
+}
 if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err20 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err20 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10137,11 +10799,23 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
 }
-if(!valid5){
-const err21 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data6 = data.label;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err21 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10150,25 +10824,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-else {
-errors = _errs30;
-if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.status !== undefined){
-let data7 = data.status;
-const _errs36 = errors;
-let valid6 = false;
-const _errs37 = errors;
-if(typeof data7 !== "string"){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data6) < 1){
+const err22 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10177,8 +10834,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema22.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err23 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10187,12 +10845,14 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.locked !== undefined){
+let data7 = data.locked;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10201,16 +10861,30 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
+var _valid5 = _errs37 === errors;
 valid6 = valid6 || _valid5;
-}
 if(!valid6){
-const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs39 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err26 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -10226,25 +10900,13 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data8 = data.stereotype;
+if(data.readOnly !== undefined){
+let data8 = data.readOnly;
 const _errs42 = errors;
 let valid7 = false;
 const _errs43 = errors;
-if(typeof data8 === "string"){
-if(func3(data8) > 1000){
-const err26 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data8 !== "boolean"){
+const err27 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10258,7 +10920,7 @@ valid7 = valid7 || _valid6;
 if(!valid7){
 const _errs45 = errors;
 if(data8 !== null){
-const err28 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err28 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10271,7 +10933,7 @@ var _valid6 = _errs45 === errors;
 valid7 = valid7 || _valid6;
 }
 if(!valid7){
-const err29 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err29 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10292,18 +10954,13 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data9 = data.synonyms;
+if(data.status !== undefined){
+let data9 = data.status;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
-if(Array.isArray(data9)){
-const len0 = data9.length;
-for(let i0=0; i0<len0; i0++){
-let data10 = data9[i0];
-if(typeof data10 === "string"){
-if(func3(data10) > 1000){
-const err30 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data9 !== "string"){
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10312,9 +10969,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
+const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema22.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10323,10 +10979,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -10335,30 +10993,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid7 = _errs49 === errors;
+var _valid7 = _errs51 === errors;
 valid8 = valid8 || _valid7;
+}
 if(!valid8){
-const _errs53 = errors;
-if(data9 !== null){
-const err33 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
-}
-errors++;
-}
-var _valid7 = _errs53 === errors;
-valid8 = valid8 || _valid7;
-}
-if(!valid8){
-const err34 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
 }
 errors++;
 }
@@ -10374,18 +11018,25 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data11 = data.tags;
-const _errs56 = errors;
-let valid11 = false;
-const _errs57 = errors;
-if(Array.isArray(data11)){
-const len1 = data11.length;
-for(let i1=0; i1<len1; i1++){
-let data12 = data11[i1];
-if(typeof data12 === "string"){
-if(func3(data12) > 1000){
-const err35 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.stereotype !== undefined){
+let data10 = data.stereotype;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err34 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10394,9 +11045,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err36 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -10405,10 +11059,11 @@ vErrors.push(err36);
 }
 errors++;
 }
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
 }
-}
-else {
-const err37 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!valid9){
+const err37 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10417,12 +11072,30 @@ vErrors.push(err37);
 }
 errors++;
 }
-var _valid8 = _errs57 === errors;
-valid11 = valid11 || _valid8;
-if(!valid11){
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data11 = data.synonyms;
+const _errs60 = errors;
+let valid10 = false;
 const _errs61 = errors;
-if(data11 !== null){
-const err38 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err38 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10431,11 +11104,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid8 = _errs61 === errors;
-valid11 = valid11 || _valid8;
 }
-if(!valid11){
-const err39 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err39 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10444,26 +11115,10 @@ vErrors.push(err39);
 }
 errors++;
 }
-else {
-errors = _errs56;
-if(vErrors !== null){
-if(_errs56){
-vErrors.length = _errs56;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data13 = data.title;
-const _errs64 = errors;
-let valid14 = false;
-const _errs65 = errors;
-if(typeof data13 === "string"){
-if(func3(data13) > 1000){
-const err40 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err40 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -10472,9 +11127,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs65 = errors;
+if(data11 !== null){
+const err41 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10484,11 +11142,10 @@ vErrors.push(err41);
 errors++;
 }
 var _valid9 = _errs65 === errors;
-valid14 = valid14 || _valid9;
-if(!valid14){
-const _errs67 = errors;
-if(data13 !== null){
-const err42 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err42 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10497,11 +11154,30 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid9 = _errs67 === errors;
-valid14 = valid14 || _valid9;
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
 }
-if(!valid14){
-const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data13 = data.tags;
+const _errs68 = errors;
+let valid13 = false;
+const _errs69 = errors;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i1=0; i1<len1; i1++){
+let data14 = data13[i1];
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err43 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10510,11 +11186,127 @@ vErrors.push(err43);
 }
 errors++;
 }
+}
 else {
-errors = _errs64;
+const err44 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid13 = valid13 || _valid10;
+if(!valid13){
+const _errs73 = errors;
+if(data13 !== null){
+const err46 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid13 = valid13 || _valid10;
+}
+if(!valid13){
+const err47 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs68;
 if(vErrors !== null){
-if(_errs64){
-vErrors.length = _errs64;
+if(_errs68){
+vErrors.length = _errs68;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data15 = data.title;
+const _errs76 = errors;
+let valid16 = false;
+const _errs77 = errors;
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err48 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid11 = _errs77 === errors;
+valid16 = valid16 || _valid11;
+if(!valid16){
+const _errs79 = errors;
+if(data15 !== null){
+const err50 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs79 === errors;
+valid16 = valid16 || _valid11;
+}
+if(!valid16){
+const err51 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+else {
+errors = _errs76;
+if(vErrors !== null){
+if(_errs76){
+vErrors.length = _errs76;
 }
 else {
 vErrors = null;
@@ -10524,12 +11316,12 @@ vErrors = null;
 }
 }
 else {
-const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err52];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err52);
 }
 errors++;
 }
@@ -11810,7 +12602,7 @@ return errors === 0;
 }
 
 export const validateLiteral = validate24;
-const schema25 = {"type":"object","properties":{"_type":{"const":"Literal"},"code":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema25 = {"type":"object","properties":{"_type":{"const":"Literal"},"code":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"literalOf":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -12125,13 +12917,14 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data.locked !== undefined){
-let data6 = data.locked;
+if(data.literalOf !== undefined){
+let data6 = data.literalOf;
 const _errs30 = errors;
 let valid5 = false;
 const _errs31 = errors;
-if(typeof data6 !== "boolean"){
-const err20 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(typeof data6 === "string"){
+if(!pattern0.test(data6)){
+const err20 = {instancePath:instancePath+"/literalOf",schemaPath:"#/properties/literalOf/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -12140,12 +12933,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid4 = _errs31 === errors;
-valid5 = valid5 || _valid4;
-if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err21 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err21 = {instancePath:instancePath+"/literalOf",schemaPath:"#/properties/literalOf/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -12154,16 +12944,30 @@ vErrors.push(err21);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
+var _valid4 = _errs31 === errors;
 valid5 = valid5 || _valid4;
-}
 if(!valid5){
-const err22 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs33 = errors;
+if(data6 !== null){
+const err22 = {instancePath:instancePath+"/literalOf",schemaPath:"#/properties/literalOf/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err23 = {instancePath:instancePath+"/literalOf",schemaPath:"#/properties/literalOf/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
 }
 errors++;
 }
@@ -12179,24 +12983,13 @@ vErrors = null;
 }
 }
 }
-if(data.order !== undefined){
-let data7 = data.order;
+if(data.locked !== undefined){
+let data7 = data.locked;
 const _errs36 = errors;
 let valid6 = false;
 const _errs37 = errors;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err23 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 9007199254740991 || isNaN(data7)){
-const err24 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(typeof data7 !== "boolean"){
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -12205,8 +12998,12 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(data7 < -9007199254740991 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -12215,31 +13012,16 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-var _valid5 = _errs37 === errors;
+var _valid5 = _errs39 === errors;
 valid6 = valid6 || _valid5;
+}
 if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err26 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err26 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err26];
 }
 else {
 vErrors.push(err26);
-}
-errors++;
-}
-var _valid5 = _errs39 === errors;
-valid6 = valid6 || _valid5;
-}
-if(!valid6){
-const err27 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
 }
 errors++;
 }
@@ -12255,13 +13037,24 @@ vErrors = null;
 }
 }
 }
-if(data.readOnly !== undefined){
-let data8 = data.readOnly;
+if(data.order !== undefined){
+let data8 = data.order;
 const _errs42 = errors;
 let valid7 = false;
 const _errs43 = errors;
-if(typeof data8 !== "boolean"){
-const err28 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err27 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 9007199254740991 || isNaN(data8)){
+const err28 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -12270,12 +13063,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-var _valid6 = _errs43 === errors;
-valid7 = valid7 || _valid6;
-if(!valid7){
-const _errs45 = errors;
-if(data8 !== null){
-const err29 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data8 < -9007199254740991 || isNaN(data8)){
+const err29 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -12284,16 +13073,31 @@ vErrors.push(err29);
 }
 errors++;
 }
-var _valid6 = _errs45 === errors;
-valid7 = valid7 || _valid6;
 }
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
 if(!valid7){
-const err30 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs45 = errors;
+if(data8 !== null){
+const err30 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err30];
 }
 else {
 vErrors.push(err30);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err31 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
 }
 errors++;
 }
@@ -12309,23 +13113,13 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data9 = data.status;
+if(data.readOnly !== undefined){
+let data9 = data.readOnly;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
-if(typeof data9 !== "string"){
-const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema25.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(typeof data9 !== "boolean"){
+const err32 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12339,7 +13133,7 @@ valid8 = valid8 || _valid7;
 if(!valid8){
 const _errs51 = errors;
 if(data9 !== null){
-const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err33 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -12352,7 +13146,7 @@ var _valid7 = _errs51 === errors;
 valid8 = valid8 || _valid7;
 }
 if(!valid8){
-const err34 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err34 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -12373,14 +13167,13 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data10 = data.stereotype;
+if(data.status !== undefined){
+let data10 = data.status;
 const _errs54 = errors;
 let valid9 = false;
 const _errs55 = errors;
-if(typeof data10 === "string"){
-if(func3(data10) > 1000){
-const err35 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data10 !== "string"){
+const err35 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -12389,9 +13182,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data10 === "WORKING") || (data10 === "SUBMITTED")) || (data10 === "ACCEPTED")) || (data10 === "REJECTED")) || (data10 === "FINAL")) || (data10 === "INACTIVE")) || (data10 === "PUBLISHED")) || (data10 === "DELETENEW")) || (data10 === "INTERMINATION")) || (data10 === "ARCHIVED"))){
+const err36 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema25.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -12405,7 +13197,7 @@ valid9 = valid9 || _valid8;
 if(!valid9){
 const _errs57 = errors;
 if(data10 !== null){
-const err37 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err37 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -12418,7 +13210,7 @@ var _valid8 = _errs57 === errors;
 valid9 = valid9 || _valid8;
 }
 if(!valid9){
-const err38 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err38 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -12439,18 +13231,14 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data11 = data.synonyms;
+if(data.stereotype !== undefined){
+let data11 = data.stereotype;
 const _errs60 = errors;
 let valid10 = false;
 const _errs61 = errors;
-if(Array.isArray(data11)){
-const len0 = data11.length;
-for(let i0=0; i0<len0; i0++){
-let data12 = data11[i0];
-if(typeof data12 === "string"){
-if(func3(data12) > 1000){
-const err39 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err39 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -12461,7 +13249,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err40 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -12470,10 +13258,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-}
-else {
-const err41 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err41 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -12482,30 +13272,16 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid9 = _errs61 === errors;
+var _valid9 = _errs63 === errors;
 valid10 = valid10 || _valid9;
+}
 if(!valid10){
-const _errs65 = errors;
-if(data11 !== null){
-const err42 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err42 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
-}
-errors++;
-}
-var _valid9 = _errs65 === errors;
-valid10 = valid10 || _valid9;
-}
-if(!valid10){
-const err43 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
 }
 errors++;
 }
@@ -12521,18 +13297,29 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data13 = data.tags;
-const _errs68 = errors;
-let valid13 = false;
-const _errs69 = errors;
-if(Array.isArray(data13)){
-const len1 = data13.length;
-for(let i1=0; i1<len1; i1++){
-let data14 = data13[i1];
-if(typeof data14 === "string"){
-if(func3(data14) > 1000){
-const err44 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.synonyms !== undefined){
+let data12 = data.synonyms;
+const _errs66 = errors;
+let valid11 = false;
+const _errs67 = errors;
+if(Array.isArray(data12)){
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err43 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -12542,8 +13329,9 @@ vErrors.push(err44);
 errors++;
 }
 }
+}
 else {
-const err45 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err45 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -12552,10 +13340,12 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-}
-else {
-const err46 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs71 = errors;
+if(data12 !== null){
+const err46 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -12564,12 +13354,11 @@ vErrors.push(err46);
 }
 errors++;
 }
-var _valid10 = _errs69 === errors;
-valid13 = valid13 || _valid10;
-if(!valid13){
-const _errs73 = errors;
-if(data13 !== null){
-const err47 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+var _valid10 = _errs71 === errors;
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err47 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -12578,11 +13367,30 @@ vErrors.push(err47);
 }
 errors++;
 }
-var _valid10 = _errs73 === errors;
-valid13 = valid13 || _valid10;
+else {
+errors = _errs66;
+if(vErrors !== null){
+if(_errs66){
+vErrors.length = _errs66;
 }
-if(!valid13){
-const err48 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data14 = data.tags;
+const _errs74 = errors;
+let valid14 = false;
+const _errs75 = errors;
+if(Array.isArray(data14)){
+const len1 = data14.length;
+for(let i1=0; i1<len1; i1++){
+let data15 = data14[i1];
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err48 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -12591,26 +13399,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-else {
-errors = _errs68;
-if(vErrors !== null){
-if(_errs68){
-vErrors.length = _errs68;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data15 = data.title;
-const _errs76 = errors;
-let valid16 = false;
-const _errs77 = errors;
-if(typeof data15 === "string"){
-if(func3(data15) > 1000){
-const err49 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err49 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -12620,8 +13411,9 @@ vErrors.push(err49);
 errors++;
 }
 }
+}
 else {
-const err50 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err50 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -12630,12 +13422,12 @@ vErrors.push(err50);
 }
 errors++;
 }
-var _valid11 = _errs77 === errors;
-valid16 = valid16 || _valid11;
-if(!valid16){
+var _valid11 = _errs75 === errors;
+valid14 = valid14 || _valid11;
+if(!valid14){
 const _errs79 = errors;
-if(data15 !== null){
-const err51 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data14 !== null){
+const err51 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -12645,10 +13437,10 @@ vErrors.push(err51);
 errors++;
 }
 var _valid11 = _errs79 === errors;
-valid16 = valid16 || _valid11;
+valid14 = valid14 || _valid11;
 }
-if(!valid16){
-const err52 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!valid14){
+const err52 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -12658,10 +13450,76 @@ vErrors.push(err52);
 errors++;
 }
 else {
-errors = _errs76;
+errors = _errs74;
 if(vErrors !== null){
-if(_errs76){
-vErrors.length = _errs76;
+if(_errs74){
+vErrors.length = _errs74;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data16 = data.title;
+const _errs82 = errors;
+let valid17 = false;
+const _errs83 = errors;
+if(typeof data16 === "string"){
+if(func3(data16) > 1000){
+const err53 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+else {
+const err54 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+var _valid12 = _errs83 === errors;
+valid17 = valid17 || _valid12;
+if(!valid17){
+const _errs85 = errors;
+if(data16 !== null){
+const err55 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+var _valid12 = _errs85 === errors;
+valid17 = valid17 || _valid12;
+}
+if(!valid17){
+const err56 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+else {
+errors = _errs82;
+if(vErrors !== null){
+if(_errs82){
+vErrors.length = _errs82;
 }
 else {
 vErrors = null;
@@ -12671,12 +13529,12 @@ vErrors = null;
 }
 }
 else {
-const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err53];
+vErrors = [err57];
 }
 else {
-vErrors.push(err53);
+vErrors.push(err57);
 }
 errors++;
 }
@@ -15259,7 +16117,7 @@ return errors === 0;
 }
 
 export const validateProcessing = validate28;
-const schema29 = {"type":"object","properties":{"_type":{"const":"Processing"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema29 = {"type":"object","properties":{"_type":{"const":"Processing"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inCollection":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"inScheme":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -15473,11 +16331,14 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data4 = data.label;
+if(data.inCollection !== undefined){
+let data4 = data.inCollection;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
 if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!pattern0.test(data4)){
+const err13 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -15486,8 +16347,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err14 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -15496,9 +16358,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -15507,14 +16372,11 @@ vErrors.push(err15);
 }
 errors++;
 }
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
 }
-if(data.locked !== undefined){
-let data5 = data.locked;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 !== "boolean"){
-const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!valid4){
+const err16 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -15523,12 +16385,26 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.inScheme !== undefined){
+let data5 = data.inScheme;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+const err17 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -15537,11 +16413,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
 }
-if(!valid4){
-const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err18 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -15550,25 +16424,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-else {
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.readOnly !== undefined){
-let data6 = data.readOnly;
-const _errs30 = errors;
-let valid5 = false;
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
 const _errs31 = errors;
-if(typeof data6 !== "boolean"){
-const err19 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data5 !== null){
+const err19 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -15579,10 +16440,9 @@ errors++;
 }
 var _valid4 = _errs31 === errors;
 valid5 = valid5 || _valid4;
+}
 if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err20 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err20 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -15591,11 +16451,23 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
 }
-if(!valid5){
-const err21 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data6 = data.label;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err21 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -15604,25 +16476,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-else {
-errors = _errs30;
-if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.status !== undefined){
-let data7 = data.status;
-const _errs36 = errors;
-let valid6 = false;
-const _errs37 = errors;
-if(typeof data7 !== "string"){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data6) < 1){
+const err22 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -15631,8 +16486,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema29.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err23 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -15641,12 +16497,14 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.locked !== undefined){
+let data7 = data.locked;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -15655,16 +16513,30 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
+var _valid5 = _errs37 === errors;
 valid6 = valid6 || _valid5;
-}
 if(!valid6){
-const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs39 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err26 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -15680,25 +16552,13 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data8 = data.stereotype;
+if(data.readOnly !== undefined){
+let data8 = data.readOnly;
 const _errs42 = errors;
 let valid7 = false;
 const _errs43 = errors;
-if(typeof data8 === "string"){
-if(func3(data8) > 1000){
-const err26 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data8 !== "boolean"){
+const err27 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -15712,7 +16572,7 @@ valid7 = valid7 || _valid6;
 if(!valid7){
 const _errs45 = errors;
 if(data8 !== null){
-const err28 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err28 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -15725,7 +16585,7 @@ var _valid6 = _errs45 === errors;
 valid7 = valid7 || _valid6;
 }
 if(!valid7){
-const err29 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err29 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -15746,18 +16606,13 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data9 = data.synonyms;
+if(data.status !== undefined){
+let data9 = data.status;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
-if(Array.isArray(data9)){
-const len0 = data9.length;
-for(let i0=0; i0<len0; i0++){
-let data10 = data9[i0];
-if(typeof data10 === "string"){
-if(func3(data10) > 1000){
-const err30 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data9 !== "string"){
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -15766,9 +16621,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
+const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema29.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -15777,10 +16631,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -15789,30 +16645,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid7 = _errs49 === errors;
+var _valid7 = _errs51 === errors;
 valid8 = valid8 || _valid7;
+}
 if(!valid8){
-const _errs53 = errors;
-if(data9 !== null){
-const err33 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
-}
-errors++;
-}
-var _valid7 = _errs53 === errors;
-valid8 = valid8 || _valid7;
-}
-if(!valid8){
-const err34 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
 }
 errors++;
 }
@@ -15828,18 +16670,25 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data11 = data.tags;
-const _errs56 = errors;
-let valid11 = false;
-const _errs57 = errors;
-if(Array.isArray(data11)){
-const len1 = data11.length;
-for(let i1=0; i1<len1; i1++){
-let data12 = data11[i1];
-if(typeof data12 === "string"){
-if(func3(data12) > 1000){
-const err35 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.stereotype !== undefined){
+let data10 = data.stereotype;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err34 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -15848,9 +16697,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err36 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -15859,10 +16711,11 @@ vErrors.push(err36);
 }
 errors++;
 }
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
 }
-}
-else {
-const err37 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!valid9){
+const err37 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -15871,12 +16724,30 @@ vErrors.push(err37);
 }
 errors++;
 }
-var _valid8 = _errs57 === errors;
-valid11 = valid11 || _valid8;
-if(!valid11){
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data11 = data.synonyms;
+const _errs60 = errors;
+let valid10 = false;
 const _errs61 = errors;
-if(data11 !== null){
-const err38 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err38 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -15885,11 +16756,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid8 = _errs61 === errors;
-valid11 = valid11 || _valid8;
 }
-if(!valid11){
-const err39 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err39 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -15898,26 +16767,10 @@ vErrors.push(err39);
 }
 errors++;
 }
-else {
-errors = _errs56;
-if(vErrors !== null){
-if(_errs56){
-vErrors.length = _errs56;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data13 = data.title;
-const _errs64 = errors;
-let valid14 = false;
-const _errs65 = errors;
-if(typeof data13 === "string"){
-if(func3(data13) > 1000){
-const err40 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err40 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -15926,9 +16779,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs65 = errors;
+if(data11 !== null){
+const err41 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -15938,11 +16794,10 @@ vErrors.push(err41);
 errors++;
 }
 var _valid9 = _errs65 === errors;
-valid14 = valid14 || _valid9;
-if(!valid14){
-const _errs67 = errors;
-if(data13 !== null){
-const err42 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err42 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -15951,11 +16806,30 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid9 = _errs67 === errors;
-valid14 = valid14 || _valid9;
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
 }
-if(!valid14){
-const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data13 = data.tags;
+const _errs68 = errors;
+let valid13 = false;
+const _errs69 = errors;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i1=0; i1<len1; i1++){
+let data14 = data13[i1];
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err43 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -15964,11 +16838,127 @@ vErrors.push(err43);
 }
 errors++;
 }
+}
 else {
-errors = _errs64;
+const err44 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid13 = valid13 || _valid10;
+if(!valid13){
+const _errs73 = errors;
+if(data13 !== null){
+const err46 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid13 = valid13 || _valid10;
+}
+if(!valid13){
+const err47 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs68;
 if(vErrors !== null){
-if(_errs64){
-vErrors.length = _errs64;
+if(_errs68){
+vErrors.length = _errs68;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data15 = data.title;
+const _errs76 = errors;
+let valid16 = false;
+const _errs77 = errors;
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err48 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid11 = _errs77 === errors;
+valid16 = valid16 || _valid11;
+if(!valid16){
+const _errs79 = errors;
+if(data15 !== null){
+const err50 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs79 === errors;
+valid16 = valid16 || _valid11;
+}
+if(!valid16){
+const err51 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+else {
+errors = _errs76;
+if(vErrors !== null){
+if(_errs76){
+vErrors.length = _errs76;
 }
 else {
 vErrors = null;
@@ -15978,12 +16968,12 @@ vErrors = null;
 }
 }
 else {
-const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err52];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err52);
 }
 errors++;
 }
@@ -15992,7 +16982,7 @@ return errors === 0;
 }
 
 export const validateReferenceObject = validate29;
-const schema30 = {"type":"object","properties":{"_type":{"const":"ReferenceObject"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema30 = {"type":"object","properties":{"_type":{"const":"ReferenceObject"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inCollection":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"inScheme":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -16206,11 +17196,14 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data4 = data.label;
+if(data.inCollection !== undefined){
+let data4 = data.inCollection;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
 if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!pattern0.test(data4)){
+const err13 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -16219,8 +17212,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err14 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -16229,9 +17223,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -16240,14 +17237,11 @@ vErrors.push(err15);
 }
 errors++;
 }
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
 }
-if(data.locked !== undefined){
-let data5 = data.locked;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 !== "boolean"){
-const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!valid4){
+const err16 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -16256,12 +17250,26 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.inScheme !== undefined){
+let data5 = data.inScheme;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+const err17 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -16270,11 +17278,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
 }
-if(!valid4){
-const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err18 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -16283,25 +17289,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-else {
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.readOnly !== undefined){
-let data6 = data.readOnly;
-const _errs30 = errors;
-let valid5 = false;
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
 const _errs31 = errors;
-if(typeof data6 !== "boolean"){
-const err19 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data5 !== null){
+const err19 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -16312,10 +17305,9 @@ errors++;
 }
 var _valid4 = _errs31 === errors;
 valid5 = valid5 || _valid4;
+}
 if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err20 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err20 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -16324,11 +17316,23 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
 }
-if(!valid5){
-const err21 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data6 = data.label;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err21 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -16337,25 +17341,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-else {
-errors = _errs30;
-if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.status !== undefined){
-let data7 = data.status;
-const _errs36 = errors;
-let valid6 = false;
-const _errs37 = errors;
-if(typeof data7 !== "string"){
-const err22 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data6) < 1){
+const err22 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -16364,8 +17351,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(!((((((((((data7 === "WORKING") || (data7 === "SUBMITTED")) || (data7 === "ACCEPTED")) || (data7 === "REJECTED")) || (data7 === "FINAL")) || (data7 === "INACTIVE")) || (data7 === "PUBLISHED")) || (data7 === "DELETENEW")) || (data7 === "INTERMINATION")) || (data7 === "ARCHIVED"))){
-const err23 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema30.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err23 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -16374,12 +17362,14 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err24 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.locked !== undefined){
+let data7 = data.locked;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -16388,16 +17378,30 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
+var _valid5 = _errs37 === errors;
 valid6 = valid6 || _valid5;
-}
 if(!valid6){
-const err25 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs39 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err26 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -16413,25 +17417,13 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data8 = data.stereotype;
+if(data.readOnly !== undefined){
+let data8 = data.readOnly;
 const _errs42 = errors;
 let valid7 = false;
 const _errs43 = errors;
-if(typeof data8 === "string"){
-if(func3(data8) > 1000){
-const err26 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data8 !== "boolean"){
+const err27 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -16445,7 +17437,7 @@ valid7 = valid7 || _valid6;
 if(!valid7){
 const _errs45 = errors;
 if(data8 !== null){
-const err28 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err28 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -16458,7 +17450,7 @@ var _valid6 = _errs45 === errors;
 valid7 = valid7 || _valid6;
 }
 if(!valid7){
-const err29 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err29 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -16479,18 +17471,13 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data9 = data.synonyms;
+if(data.status !== undefined){
+let data9 = data.status;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
-if(Array.isArray(data9)){
-const len0 = data9.length;
-for(let i0=0; i0<len0; i0++){
-let data10 = data9[i0];
-if(typeof data10 === "string"){
-if(func3(data10) > 1000){
-const err30 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data9 !== "string"){
+const err30 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -16499,9 +17486,8 @@ vErrors.push(err30);
 }
 errors++;
 }
-}
-else {
-const err31 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
+const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema30.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -16510,10 +17496,12 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid7 = _errs49 === errors;
+valid8 = valid8 || _valid7;
+if(!valid8){
+const _errs51 = errors;
+if(data9 !== null){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -16522,30 +17510,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid7 = _errs49 === errors;
+var _valid7 = _errs51 === errors;
 valid8 = valid8 || _valid7;
+}
 if(!valid8){
-const _errs53 = errors;
-if(data9 !== null){
-const err33 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
-}
-errors++;
-}
-var _valid7 = _errs53 === errors;
-valid8 = valid8 || _valid7;
-}
-if(!valid8){
-const err34 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
 }
 errors++;
 }
@@ -16561,18 +17535,25 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data11 = data.tags;
-const _errs56 = errors;
-let valid11 = false;
-const _errs57 = errors;
-if(Array.isArray(data11)){
-const len1 = data11.length;
-for(let i1=0; i1<len1; i1++){
-let data12 = data11[i1];
-if(typeof data12 === "string"){
-if(func3(data12) > 1000){
-const err35 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.stereotype !== undefined){
+let data10 = data.stereotype;
+const _errs54 = errors;
+let valid9 = false;
+const _errs55 = errors;
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err34 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -16581,9 +17562,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err36 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -16592,10 +17576,11 @@ vErrors.push(err36);
 }
 errors++;
 }
+var _valid8 = _errs57 === errors;
+valid9 = valid9 || _valid8;
 }
-}
-else {
-const err37 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!valid9){
+const err37 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -16604,12 +17589,30 @@ vErrors.push(err37);
 }
 errors++;
 }
-var _valid8 = _errs57 === errors;
-valid11 = valid11 || _valid8;
-if(!valid11){
+else {
+errors = _errs54;
+if(vErrors !== null){
+if(_errs54){
+vErrors.length = _errs54;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data11 = data.synonyms;
+const _errs60 = errors;
+let valid10 = false;
 const _errs61 = errors;
-if(data11 !== null){
-const err38 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(Array.isArray(data11)){
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err38 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -16618,11 +17621,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-var _valid8 = _errs61 === errors;
-valid11 = valid11 || _valid8;
 }
-if(!valid11){
-const err39 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err39 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -16631,26 +17632,10 @@ vErrors.push(err39);
 }
 errors++;
 }
-else {
-errors = _errs56;
-if(vErrors !== null){
-if(_errs56){
-vErrors.length = _errs56;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data13 = data.title;
-const _errs64 = errors;
-let valid14 = false;
-const _errs65 = errors;
-if(typeof data13 === "string"){
-if(func3(data13) > 1000){
-const err40 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err40 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -16659,9 +17644,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs65 = errors;
+if(data11 !== null){
+const err41 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -16671,11 +17659,10 @@ vErrors.push(err41);
 errors++;
 }
 var _valid9 = _errs65 === errors;
-valid14 = valid14 || _valid9;
-if(!valid14){
-const _errs67 = errors;
-if(data13 !== null){
-const err42 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+valid10 = valid10 || _valid9;
+}
+if(!valid10){
+const err42 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -16684,11 +17671,30 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid9 = _errs67 === errors;
-valid14 = valid14 || _valid9;
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
 }
-if(!valid14){
-const err43 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data13 = data.tags;
+const _errs68 = errors;
+let valid13 = false;
+const _errs69 = errors;
+if(Array.isArray(data13)){
+const len1 = data13.length;
+for(let i1=0; i1<len1; i1++){
+let data14 = data13[i1];
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err43 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -16697,11 +17703,127 @@ vErrors.push(err43);
 }
 errors++;
 }
+}
 else {
-errors = _errs64;
+const err44 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+var _valid10 = _errs69 === errors;
+valid13 = valid13 || _valid10;
+if(!valid13){
+const _errs73 = errors;
+if(data13 !== null){
+const err46 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+var _valid10 = _errs73 === errors;
+valid13 = valid13 || _valid10;
+}
+if(!valid13){
+const err47 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+else {
+errors = _errs68;
 if(vErrors !== null){
-if(_errs64){
-vErrors.length = _errs64;
+if(_errs68){
+vErrors.length = _errs68;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data15 = data.title;
+const _errs76 = errors;
+let valid16 = false;
+const _errs77 = errors;
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err48 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid11 = _errs77 === errors;
+valid16 = valid16 || _valid11;
+if(!valid16){
+const _errs79 = errors;
+if(data15 !== null){
+const err50 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs79 === errors;
+valid16 = valid16 || _valid11;
+}
+if(!valid16){
+const err51 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+else {
+errors = _errs76;
+if(vErrors !== null){
+if(_errs76){
+vErrors.length = _errs76;
 }
 else {
 vErrors = null;
@@ -16711,12 +17833,12 @@ vErrors = null;
 }
 }
 else {
-const err44 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err44];
+vErrors = [err52];
 }
 else {
-vErrors.push(err44);
+vErrors.push(err52);
 }
 errors++;
 }
@@ -16725,7 +17847,7 @@ return errors === 0;
 }
 
 export const validateReferenceValue = validate30;
-const schema31 = {"type":"object","properties":{"_type":{"const":"ReferenceValue"},"code":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"timeSeries":{"anyOf":[{"type":"array","items":{"type":"object","properties":{"code":{"type":"string","maxLength":1000,"minLength":1},"shortText":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"validFrom":{"anyOf":[{"type":"integer","format":"int64","minimum":-8640000000000000,"maximum":8640000000000000},{"type":"null"}]},"validTo":{"anyOf":[{"type":"integer","format":"int64","minimum":-8640000000000000,"maximum":8640000000000000},{"type":"null"}]}},"required":["code"],"additionalProperties":false},"maxItems":1000},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema31 = {"type":"object","properties":{"_type":{"const":"ReferenceValue"},"code":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"literalOf":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"order":{"anyOf":[{"type":"integer","format":"int64","minimum":-9007199254740991,"maximum":9007199254740991},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"timeSeries":{"anyOf":[{"type":"array","items":{"type":"object","properties":{"code":{"type":"string","maxLength":1000,"minLength":1},"shortText":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"validFrom":{"anyOf":[{"type":"integer","format":"int64","minimum":-8640000000000000,"maximum":8640000000000000},{"type":"null"}]},"validTo":{"anyOf":[{"type":"integer","format":"int64","minimum":-8640000000000000,"maximum":8640000000000000},{"type":"null"}]}},"required":["code"],"additionalProperties":false},"maxItems":1000},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -17040,13 +18162,14 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data.locked !== undefined){
-let data6 = data.locked;
+if(data.literalOf !== undefined){
+let data6 = data.literalOf;
 const _errs30 = errors;
 let valid5 = false;
 const _errs31 = errors;
-if(typeof data6 !== "boolean"){
-const err20 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(typeof data6 === "string"){
+if(!pattern0.test(data6)){
+const err20 = {instancePath:instancePath+"/literalOf",schemaPath:"#/properties/literalOf/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -17055,12 +18178,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid4 = _errs31 === errors;
-valid5 = valid5 || _valid4;
-if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err21 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err21 = {instancePath:instancePath+"/literalOf",schemaPath:"#/properties/literalOf/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -17069,16 +18189,30 @@ vErrors.push(err21);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
+var _valid4 = _errs31 === errors;
 valid5 = valid5 || _valid4;
-}
 if(!valid5){
-const err22 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs33 = errors;
+if(data6 !== null){
+const err22 = {instancePath:instancePath+"/literalOf",schemaPath:"#/properties/literalOf/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
+}
+errors++;
+}
+var _valid4 = _errs33 === errors;
+valid5 = valid5 || _valid4;
+}
+if(!valid5){
+const err23 = {instancePath:instancePath+"/literalOf",schemaPath:"#/properties/literalOf/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
 }
 errors++;
 }
@@ -17094,24 +18228,13 @@ vErrors = null;
 }
 }
 }
-if(data.order !== undefined){
-let data7 = data.order;
+if(data.locked !== undefined){
+let data7 = data.locked;
 const _errs36 = errors;
 let valid6 = false;
 const _errs37 = errors;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err23 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 9007199254740991 || isNaN(data7)){
-const err24 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(typeof data7 !== "boolean"){
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -17120,8 +18243,12 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(data7 < -9007199254740991 || isNaN(data7)){
-const err25 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs39 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -17130,31 +18257,16 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-var _valid5 = _errs37 === errors;
+var _valid5 = _errs39 === errors;
 valid6 = valid6 || _valid5;
+}
 if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err26 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err26 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err26];
 }
 else {
 vErrors.push(err26);
-}
-errors++;
-}
-var _valid5 = _errs39 === errors;
-valid6 = valid6 || _valid5;
-}
-if(!valid6){
-const err27 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
 }
 errors++;
 }
@@ -17170,13 +18282,24 @@ vErrors = null;
 }
 }
 }
-if(data.readOnly !== undefined){
-let data8 = data.readOnly;
+if(data.order !== undefined){
+let data8 = data.order;
 const _errs42 = errors;
 let valid7 = false;
 const _errs43 = errors;
-if(typeof data8 !== "boolean"){
-const err28 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err27 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 9007199254740991 || isNaN(data8)){
+const err28 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -17185,12 +18308,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-var _valid6 = _errs43 === errors;
-valid7 = valid7 || _valid6;
-if(!valid7){
-const _errs45 = errors;
-if(data8 !== null){
-const err29 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data8 < -9007199254740991 || isNaN(data8)){
+const err29 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -17199,16 +18318,31 @@ vErrors.push(err29);
 }
 errors++;
 }
-var _valid6 = _errs45 === errors;
-valid7 = valid7 || _valid6;
 }
+var _valid6 = _errs43 === errors;
+valid7 = valid7 || _valid6;
 if(!valid7){
-const err30 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs45 = errors;
+if(data8 !== null){
+const err30 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err30];
 }
 else {
 vErrors.push(err30);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err31 = {instancePath:instancePath+"/order",schemaPath:"#/properties/order/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
 }
 errors++;
 }
@@ -17224,23 +18358,13 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data9 = data.status;
+if(data.readOnly !== undefined){
+let data9 = data.readOnly;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
-if(typeof data9 !== "string"){
-const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(!((((((((((data9 === "WORKING") || (data9 === "SUBMITTED")) || (data9 === "ACCEPTED")) || (data9 === "REJECTED")) || (data9 === "FINAL")) || (data9 === "INACTIVE")) || (data9 === "PUBLISHED")) || (data9 === "DELETENEW")) || (data9 === "INTERMINATION")) || (data9 === "ARCHIVED"))){
-const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema31.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(typeof data9 !== "boolean"){
+const err32 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -17254,7 +18378,7 @@ valid8 = valid8 || _valid7;
 if(!valid8){
 const _errs51 = errors;
 if(data9 !== null){
-const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err33 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -17267,7 +18391,7 @@ var _valid7 = _errs51 === errors;
 valid8 = valid8 || _valid7;
 }
 if(!valid8){
-const err34 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err34 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -17288,14 +18412,13 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data10 = data.stereotype;
+if(data.status !== undefined){
+let data10 = data.status;
 const _errs54 = errors;
 let valid9 = false;
 const _errs55 = errors;
-if(typeof data10 === "string"){
-if(func3(data10) > 1000){
-const err35 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data10 !== "string"){
+const err35 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -17304,9 +18427,8 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-else {
-const err36 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data10 === "WORKING") || (data10 === "SUBMITTED")) || (data10 === "ACCEPTED")) || (data10 === "REJECTED")) || (data10 === "FINAL")) || (data10 === "INACTIVE")) || (data10 === "PUBLISHED")) || (data10 === "DELETENEW")) || (data10 === "INTERMINATION")) || (data10 === "ARCHIVED"))){
+const err36 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema31.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -17320,7 +18442,7 @@ valid9 = valid9 || _valid8;
 if(!valid9){
 const _errs57 = errors;
 if(data10 !== null){
-const err37 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err37 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -17333,7 +18455,7 @@ var _valid8 = _errs57 === errors;
 valid9 = valid9 || _valid8;
 }
 if(!valid9){
-const err38 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err38 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -17354,18 +18476,14 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data11 = data.synonyms;
+if(data.stereotype !== undefined){
+let data11 = data.stereotype;
 const _errs60 = errors;
 let valid10 = false;
 const _errs61 = errors;
-if(Array.isArray(data11)){
-const len0 = data11.length;
-for(let i0=0; i0<len0; i0++){
-let data12 = data11[i0];
-if(typeof data12 === "string"){
-if(func3(data12) > 1000){
-const err39 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err39 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -17376,7 +18494,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err40 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -17385,10 +18503,12 @@ vErrors.push(err40);
 }
 errors++;
 }
-}
-}
-else {
-const err41 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err41 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -17397,30 +18517,16 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid9 = _errs61 === errors;
+var _valid9 = _errs63 === errors;
 valid10 = valid10 || _valid9;
+}
 if(!valid10){
-const _errs65 = errors;
-if(data11 !== null){
-const err42 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err42 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err42];
 }
 else {
 vErrors.push(err42);
-}
-errors++;
-}
-var _valid9 = _errs65 === errors;
-valid10 = valid10 || _valid9;
-}
-if(!valid10){
-const err43 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
 }
 errors++;
 }
@@ -17436,18 +18542,29 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data13 = data.tags;
-const _errs68 = errors;
-let valid13 = false;
-const _errs69 = errors;
-if(Array.isArray(data13)){
-const len1 = data13.length;
-for(let i1=0; i1<len1; i1++){
-let data14 = data13[i1];
-if(typeof data14 === "string"){
-if(func3(data14) > 1000){
-const err44 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.synonyms !== undefined){
+let data12 = data.synonyms;
+const _errs66 = errors;
+let valid11 = false;
+const _errs67 = errors;
+if(Array.isArray(data12)){
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err43 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -17457,8 +18574,9 @@ vErrors.push(err44);
 errors++;
 }
 }
+}
 else {
-const err45 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err45 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -17467,10 +18585,12 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-}
-else {
-const err46 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs71 = errors;
+if(data12 !== null){
+const err46 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -17479,12 +18599,11 @@ vErrors.push(err46);
 }
 errors++;
 }
-var _valid10 = _errs69 === errors;
-valid13 = valid13 || _valid10;
-if(!valid13){
-const _errs73 = errors;
-if(data13 !== null){
-const err47 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+var _valid10 = _errs71 === errors;
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err47 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -17493,11 +18612,30 @@ vErrors.push(err47);
 }
 errors++;
 }
-var _valid10 = _errs73 === errors;
-valid13 = valid13 || _valid10;
+else {
+errors = _errs66;
+if(vErrors !== null){
+if(_errs66){
+vErrors.length = _errs66;
 }
-if(!valid13){
-const err48 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data14 = data.tags;
+const _errs74 = errors;
+let valid14 = false;
+const _errs75 = errors;
+if(Array.isArray(data14)){
+const len1 = data14.length;
+for(let i1=0; i1<len1; i1++){
+let data15 = data14[i1];
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err48 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -17506,26 +18644,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-else {
-errors = _errs68;
-if(vErrors !== null){
-if(_errs68){
-vErrors.length = _errs68;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.timeSeries !== undefined){
-let data15 = data.timeSeries;
-const _errs76 = errors;
-let valid16 = false;
-const _errs77 = errors;
-if(Array.isArray(data15)){
-if(data15.length > 1000){
-const err49 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf/0/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
+const err49 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -17534,12 +18655,10 @@ vErrors.push(err49);
 }
 errors++;
 }
-const len2 = data15.length;
-for(let i2=0; i2<len2; i2++){
-let data16 = data15[i2];
-if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
-if(data16.code === undefined){
-const err50 = {instancePath:instancePath+"/timeSeries/" + i2,schemaPath:"#/properties/timeSeries/anyOf/0/items/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -17548,9 +18667,12 @@ vErrors.push(err50);
 }
 errors++;
 }
-for(const key1 in data16){
-if(!((((key1 === "code") || (key1 === "shortText")) || (key1 === "validFrom")) || (key1 === "validTo"))){
-const err51 = {instancePath:instancePath+"/timeSeries/" + i2,schemaPath:"#/properties/timeSeries/anyOf/0/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+var _valid11 = _errs75 === errors;
+valid14 = valid14 || _valid11;
+if(!valid14){
+const _errs79 = errors;
+if(data14 !== null){
+const err51 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -17559,12 +18681,11 @@ vErrors.push(err51);
 }
 errors++;
 }
+var _valid11 = _errs79 === errors;
+valid14 = valid14 || _valid11;
 }
-if(data16.code !== undefined){
-let data17 = data16.code;
-if(typeof data17 === "string"){
-if(func3(data17) > 1000){
-const err52 = {instancePath:instancePath+"/timeSeries/" + i2+"/code",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/code/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!valid14){
+const err52 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -17573,8 +18694,26 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(func3(data17) < 1){
-const err53 = {instancePath:instancePath+"/timeSeries/" + i2+"/code",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+else {
+errors = _errs74;
+if(vErrors !== null){
+if(_errs74){
+vErrors.length = _errs74;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.timeSeries !== undefined){
+let data16 = data.timeSeries;
+const _errs82 = errors;
+let valid17 = false;
+const _errs83 = errors;
+if(Array.isArray(data16)){
+if(data16.length > 1000){
+const err53 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf/0/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -17583,9 +18722,12 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-else {
-const err54 = {instancePath:instancePath+"/timeSeries/" + i2+"/code",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const len2 = data16.length;
+for(let i2=0; i2<len2; i2++){
+let data17 = data16[i2];
+if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+if(data17.code === undefined){
+const err54 = {instancePath:instancePath+"/timeSeries/" + i2,schemaPath:"#/properties/timeSeries/anyOf/0/items/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -17594,15 +18736,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-if(data16.shortText !== undefined){
-let data18 = data16.shortText;
-const _errs85 = errors;
-let valid20 = false;
-const _errs86 = errors;
-if(typeof data18 === "string"){
-if(func3(data18) > 1000){
-const err55 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+for(const key1 in data17){
+if(!((((key1 === "code") || (key1 === "shortText")) || (key1 === "validFrom")) || (key1 === "validTo"))){
+const err55 = {instancePath:instancePath+"/timeSeries/" + i2,schemaPath:"#/properties/timeSeries/anyOf/0/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -17612,8 +18748,11 @@ vErrors.push(err55);
 errors++;
 }
 }
-else {
-const err56 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data17.code !== undefined){
+let data18 = data17.code;
+if(typeof data18 === "string"){
+if(func3(data18) > 1000){
+const err56 = {instancePath:instancePath+"/timeSeries/" + i2+"/code",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/code/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -17622,12 +18761,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-var _valid12 = _errs86 === errors;
-valid20 = valid20 || _valid12;
-if(!valid20){
-const _errs88 = errors;
-if(data18 !== null){
-const err57 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(func3(data18) < 1){
+const err57 = {instancePath:instancePath+"/timeSeries/" + i2+"/code",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -17636,11 +18771,9 @@ vErrors.push(err57);
 }
 errors++;
 }
-var _valid12 = _errs88 === errors;
-valid20 = valid20 || _valid12;
 }
-if(!valid20){
-const err58 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err58 = {instancePath:instancePath+"/timeSeries/" + i2+"/code",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -17649,25 +18782,15 @@ vErrors.push(err58);
 }
 errors++;
 }
-else {
-errors = _errs85;
-if(vErrors !== null){
-if(_errs85){
-vErrors.length = _errs85;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data16.validFrom !== undefined){
-let data19 = data16.validFrom;
+if(data17.shortText !== undefined){
+let data19 = data17.shortText;
 const _errs91 = errors;
 let valid21 = false;
 const _errs92 = errors;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err59 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(typeof data19 === "string"){
+if(func3(data19) > 1000){
+const err59 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -17676,9 +18799,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 8640000000000000 || isNaN(data19)){
-const err60 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8640000000000000},message:"must be <= 8640000000000000"};
+}
+else {
+const err60 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -17687,8 +18810,12 @@ vErrors.push(err60);
 }
 errors++;
 }
-if(data19 < -8640000000000000 || isNaN(data19)){
-const err61 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -8640000000000000},message:"must be >= -8640000000000000"};
+var _valid13 = _errs92 === errors;
+valid21 = valid21 || _valid13;
+if(!valid21){
+const _errs94 = errors;
+if(data19 !== null){
+const err61 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -17697,31 +18824,16 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-var _valid13 = _errs92 === errors;
+var _valid13 = _errs94 === errors;
 valid21 = valid21 || _valid13;
+}
 if(!valid21){
-const _errs94 = errors;
-if(data19 !== null){
-const err62 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err62 = {instancePath:instancePath+"/timeSeries/" + i2+"/shortText",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/shortText/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err62];
 }
 else {
 vErrors.push(err62);
-}
-errors++;
-}
-var _valid13 = _errs94 === errors;
-valid21 = valid21 || _valid13;
-}
-if(!valid21){
-const err63 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err63];
-}
-else {
-vErrors.push(err63);
 }
 errors++;
 }
@@ -17737,13 +18849,24 @@ vErrors = null;
 }
 }
 }
-if(data16.validTo !== undefined){
-let data20 = data16.validTo;
+if(data17.validFrom !== undefined){
+let data20 = data17.validFrom;
 const _errs97 = errors;
 let valid22 = false;
 const _errs98 = errors;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err64 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err63 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 8640000000000000 || isNaN(data20)){
+const err64 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8640000000000000},message:"must be <= 8640000000000000"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -17752,24 +18875,13 @@ vErrors.push(err64);
 }
 errors++;
 }
-if((typeof data20 == "number") && (isFinite(data20))){
-if(data20 > 8640000000000000 || isNaN(data20)){
-const err65 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8640000000000000},message:"must be <= 8640000000000000"};
+if(data20 < -8640000000000000 || isNaN(data20)){
+const err65 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -8640000000000000},message:"must be >= -8640000000000000"};
 if(vErrors === null){
 vErrors = [err65];
 }
 else {
 vErrors.push(err65);
-}
-errors++;
-}
-if(data20 < -8640000000000000 || isNaN(data20)){
-const err66 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -8640000000000000},message:"must be >= -8640000000000000"};
-if(vErrors === null){
-vErrors = [err66];
-}
-else {
-vErrors.push(err66);
 }
 errors++;
 }
@@ -17779,12 +18891,12 @@ valid22 = valid22 || _valid14;
 if(!valid22){
 const _errs100 = errors;
 if(data20 !== null){
-const err67 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err66 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
-vErrors = [err67];
+vErrors = [err66];
 }
 else {
-vErrors.push(err67);
+vErrors.push(err66);
 }
 errors++;
 }
@@ -17792,12 +18904,12 @@ var _valid14 = _errs100 === errors;
 valid22 = valid22 || _valid14;
 }
 if(!valid22){
-const err68 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err67 = {instancePath:instancePath+"/timeSeries/" + i2+"/validFrom",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validFrom/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
-vErrors = [err68];
+vErrors = [err67];
 }
 else {
-vErrors.push(err68);
+vErrors.push(err67);
 }
 errors++;
 }
@@ -17813,9 +18925,24 @@ vErrors = null;
 }
 }
 }
+if(data17.validTo !== undefined){
+let data21 = data17.validTo;
+const _errs103 = errors;
+let valid23 = false;
+const _errs104 = errors;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err68 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err68];
 }
 else {
-const err69 = {instancePath:instancePath+"/timeSeries/" + i2,schemaPath:"#/properties/timeSeries/anyOf/0/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+vErrors.push(err68);
+}
+errors++;
+}
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 8640000000000000 || isNaN(data21)){
+const err69 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 8640000000000000},message:"must be <= 8640000000000000"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -17824,10 +18951,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-}
-else {
-const err70 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data21 < -8640000000000000 || isNaN(data21)){
+const err70 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: -8640000000000000},message:"must be >= -8640000000000000"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -17836,12 +18961,13 @@ vErrors.push(err70);
 }
 errors++;
 }
-var _valid11 = _errs77 === errors;
-valid16 = valid16 || _valid11;
-if(!valid16){
-const _errs102 = errors;
-if(data15 !== null){
-const err71 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+var _valid15 = _errs104 === errors;
+valid23 = valid23 || _valid15;
+if(!valid23){
+const _errs106 = errors;
+if(data21 !== null){
+const err71 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -17850,11 +18976,11 @@ vErrors.push(err71);
 }
 errors++;
 }
-var _valid11 = _errs102 === errors;
-valid16 = valid16 || _valid11;
+var _valid15 = _errs106 === errors;
+valid23 = valid23 || _valid15;
 }
-if(!valid16){
-const err72 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!valid23){
+const err72 = {instancePath:instancePath+"/timeSeries/" + i2+"/validTo",schemaPath:"#/properties/timeSeries/anyOf/0/items/properties/validTo/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -17864,10 +18990,10 @@ vErrors.push(err72);
 errors++;
 }
 else {
-errors = _errs76;
+errors = _errs103;
 if(vErrors !== null){
-if(_errs76){
-vErrors.length = _errs76;
+if(_errs103){
+vErrors.length = _errs103;
 }
 else {
 vErrors = null;
@@ -17875,14 +19001,9 @@ vErrors = null;
 }
 }
 }
-if(data.title !== undefined){
-let data21 = data.title;
-const _errs105 = errors;
-let valid23 = false;
-const _errs106 = errors;
-if(typeof data21 === "string"){
-if(func3(data21) > 1000){
-const err73 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+}
+else {
+const err73 = {instancePath:instancePath+"/timeSeries/" + i2,schemaPath:"#/properties/timeSeries/anyOf/0/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -17892,8 +19013,9 @@ vErrors.push(err73);
 errors++;
 }
 }
+}
 else {
-const err74 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err74 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -17902,12 +19024,12 @@ vErrors.push(err74);
 }
 errors++;
 }
-var _valid15 = _errs106 === errors;
-valid23 = valid23 || _valid15;
-if(!valid23){
+var _valid12 = _errs83 === errors;
+valid17 = valid17 || _valid12;
+if(!valid17){
 const _errs108 = errors;
-if(data21 !== null){
-const err75 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data16 !== null){
+const err75 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -17916,11 +19038,11 @@ vErrors.push(err75);
 }
 errors++;
 }
-var _valid15 = _errs108 === errors;
-valid23 = valid23 || _valid15;
+var _valid12 = _errs108 === errors;
+valid17 = valid17 || _valid12;
 }
-if(!valid23){
-const err76 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!valid17){
+const err76 = {instancePath:instancePath+"/timeSeries",schemaPath:"#/properties/timeSeries/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -17930,10 +19052,76 @@ vErrors.push(err76);
 errors++;
 }
 else {
-errors = _errs105;
+errors = _errs82;
 if(vErrors !== null){
-if(_errs105){
-vErrors.length = _errs105;
+if(_errs82){
+vErrors.length = _errs82;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data22 = data.title;
+const _errs111 = errors;
+let valid24 = false;
+const _errs112 = errors;
+if(typeof data22 === "string"){
+if(func3(data22) > 1000){
+const err77 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+var _valid16 = _errs112 === errors;
+valid24 = valid24 || _valid16;
+if(!valid24){
+const _errs114 = errors;
+if(data22 !== null){
+const err79 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+var _valid16 = _errs114 === errors;
+valid24 = valid24 || _valid16;
+}
+if(!valid24){
+const err80 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+else {
+errors = _errs111;
+if(vErrors !== null){
+if(_errs111){
+vErrors.length = _errs111;
 }
 else {
 vErrors = null;
@@ -17943,12 +19131,12 @@ vErrors = null;
 }
 }
 else {
-const err77 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err81 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err77];
+vErrors = [err81];
 }
 else {
-vErrors.push(err77);
+vErrors.push(err81);
 }
 errors++;
 }
@@ -18754,7 +19942,7 @@ return errors === 0;
 }
 
 export const validateSystem = validate32;
-const schema33 = {"type":"object","properties":{"_type":{"const":"System"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"physicalName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema33 = {"type":"object","properties":{"_type":{"const":"System"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inCollection":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"inScheme":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"inSystem":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"physicalName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -18968,11 +20156,14 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data4 = data.label;
+if(data.inCollection !== undefined){
+let data4 = data.inCollection;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
 if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!pattern0.test(data4)){
+const err13 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -18981,8 +20172,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err14 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -18991,9 +20183,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -19002,14 +20197,11 @@ vErrors.push(err15);
 }
 errors++;
 }
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
 }
-if(data.locked !== undefined){
-let data5 = data.locked;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 !== "boolean"){
-const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!valid4){
+const err16 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -19018,12 +20210,26 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.inScheme !== undefined){
+let data5 = data.inScheme;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+const err17 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -19032,11 +20238,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
 }
-if(!valid4){
-const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err18 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -19045,26 +20249,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-else {
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.physicalName !== undefined){
-let data6 = data.physicalName;
-const _errs30 = errors;
-let valid5 = false;
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
 const _errs31 = errors;
-if(typeof data6 === "string"){
-if(func3(data6) > 1000){
-const err19 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data5 !== null){
+const err19 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -19073,9 +20263,11 @@ vErrors.push(err19);
 }
 errors++;
 }
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
 }
-else {
-const err20 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid5){
+const err20 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -19084,12 +20276,26 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid4 = _errs31 === errors;
-valid5 = valid5 || _valid4;
-if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err21 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.inSystem !== undefined){
+let data6 = data.inSystem;
+const _errs34 = errors;
+let valid6 = false;
+const _errs35 = errors;
+if(typeof data6 === "string"){
+if(!pattern0.test(data6)){
+const err21 = {instancePath:instancePath+"/inSystem",schemaPath:"#/properties/inSystem/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -19098,11 +20304,9 @@ vErrors.push(err21);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
 }
-if(!valid5){
-const err22 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err22 = {instancePath:instancePath+"/inSystem",schemaPath:"#/properties/inSystem/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -19111,25 +20315,12 @@ vErrors.push(err22);
 }
 errors++;
 }
-else {
-errors = _errs30;
-if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.readOnly !== undefined){
-let data7 = data.readOnly;
-const _errs36 = errors;
-let valid6 = false;
+var _valid5 = _errs35 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
 const _errs37 = errors;
-if(typeof data7 !== "boolean"){
-const err23 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data6 !== null){
+const err23 = {instancePath:instancePath+"/inSystem",schemaPath:"#/properties/inSystem/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -19140,10 +20331,9 @@ errors++;
 }
 var _valid5 = _errs37 === errors;
 valid6 = valid6 || _valid5;
+}
 if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err24 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err24 = {instancePath:instancePath+"/inSystem",schemaPath:"#/properties/inSystem/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -19152,11 +20342,23 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
-valid6 = valid6 || _valid5;
+else {
+errors = _errs34;
+if(vErrors !== null){
+if(_errs34){
+vErrors.length = _errs34;
 }
-if(!valid6){
-const err25 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data7 = data.label;
+if(typeof data7 === "string"){
+if(func3(data7) > 1000){
+const err25 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -19165,25 +20367,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-else {
-errors = _errs36;
-if(vErrors !== null){
-if(_errs36){
-vErrors.length = _errs36;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.status !== undefined){
-let data8 = data.status;
-const _errs42 = errors;
-let valid7 = false;
-const _errs43 = errors;
-if(typeof data8 !== "string"){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(func3(data7) < 1){
+const err26 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -19192,8 +20377,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
-const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema33.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+}
+else {
+const err27 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -19202,12 +20388,14 @@ vErrors.push(err27);
 }
 errors++;
 }
-var _valid6 = _errs43 === errors;
-valid7 = valid7 || _valid6;
-if(!valid7){
-const _errs45 = errors;
-if(data8 !== null){
-const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.locked !== undefined){
+let data8 = data.locked;
+const _errs42 = errors;
+let valid7 = false;
+const _errs43 = errors;
+if(typeof data8 !== "boolean"){
+const err28 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -19216,16 +20404,30 @@ vErrors.push(err28);
 }
 errors++;
 }
-var _valid6 = _errs45 === errors;
+var _valid6 = _errs43 === errors;
 valid7 = valid7 || _valid6;
-}
 if(!valid7){
-const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs45 = errors;
+if(data8 !== null){
+const err29 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err30 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
 }
 errors++;
 }
@@ -19241,25 +20443,14 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data9 = data.stereotype;
+if(data.physicalName !== undefined){
+let data9 = data.physicalName;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
 if(typeof data9 === "string"){
 if(func3(data9) > 1000){
-const err30 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-else {
-const err31 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err31 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -19268,12 +20459,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-var _valid7 = _errs49 === errors;
-valid8 = valid8 || _valid7;
-if(!valid8){
-const _errs51 = errors;
-if(data9 !== null){
-const err32 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err32 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -19282,16 +20470,30 @@ vErrors.push(err32);
 }
 errors++;
 }
-var _valid7 = _errs51 === errors;
+var _valid7 = _errs49 === errors;
 valid8 = valid8 || _valid7;
-}
 if(!valid8){
-const err33 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs51 = errors;
+if(data9 !== null){
+const err33 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+var _valid7 = _errs51 === errors;
+valid8 = valid8 || _valid7;
+}
+if(!valid8){
+const err34 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }
@@ -19307,29 +20509,13 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data10 = data.synonyms;
+if(data.readOnly !== undefined){
+let data10 = data.readOnly;
 const _errs54 = errors;
 let valid9 = false;
 const _errs55 = errors;
-if(Array.isArray(data10)){
-const len0 = data10.length;
-for(let i0=0; i0<len0; i0++){
-let data11 = data10[i0];
-if(typeof data11 === "string"){
-if(func3(data11) > 1000){
-const err34 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-else {
-const err35 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data10 !== "boolean"){
+const err35 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -19338,10 +20524,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-else {
-const err36 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err36 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -19350,30 +20538,16 @@ vErrors.push(err36);
 }
 errors++;
 }
-var _valid8 = _errs55 === errors;
+var _valid8 = _errs57 === errors;
 valid9 = valid9 || _valid8;
+}
 if(!valid9){
-const _errs59 = errors;
-if(data10 !== null){
-const err37 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err37 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err37];
 }
 else {
 vErrors.push(err37);
-}
-errors++;
-}
-var _valid8 = _errs59 === errors;
-valid9 = valid9 || _valid8;
-}
-if(!valid9){
-const err38 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
 }
 errors++;
 }
@@ -19389,18 +20563,23 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data12 = data.tags;
-const _errs62 = errors;
-let valid12 = false;
-const _errs63 = errors;
-if(Array.isArray(data12)){
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-let data13 = data12[i1];
-if(typeof data13 === "string"){
-if(func3(data13) > 1000){
-const err39 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.status !== undefined){
+let data11 = data.status;
+const _errs60 = errors;
+let valid10 = false;
+const _errs61 = errors;
+if(typeof data11 !== "string"){
+const err38 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(!((((((((((data11 === "WORKING") || (data11 === "SUBMITTED")) || (data11 === "ACCEPTED")) || (data11 === "REJECTED")) || (data11 === "FINAL")) || (data11 === "INACTIVE")) || (data11 === "PUBLISHED")) || (data11 === "DELETENEW")) || (data11 === "INTERMINATION")) || (data11 === "ARCHIVED"))){
+const err39 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema33.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -19409,9 +20588,12 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err40 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -19420,10 +20602,11 @@ vErrors.push(err40);
 }
 errors++;
 }
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!valid10){
+const err41 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -19432,12 +20615,26 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid9 = _errs63 === errors;
-valid12 = valid12 || _valid9;
-if(!valid12){
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data12 = data.stereotype;
+const _errs66 = errors;
+let valid11 = false;
 const _errs67 = errors;
-if(data12 !== null){
-const err42 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(typeof data12 === "string"){
+if(func3(data12) > 1000){
+const err42 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -19446,11 +20643,9 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid9 = _errs67 === errors;
-valid12 = valid12 || _valid9;
 }
-if(!valid12){
-const err43 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err43 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -19459,26 +20654,12 @@ vErrors.push(err43);
 }
 errors++;
 }
-else {
-errors = _errs62;
-if(vErrors !== null){
-if(_errs62){
-vErrors.length = _errs62;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data14 = data.title;
-const _errs70 = errors;
-let valid15 = false;
-const _errs71 = errors;
-if(typeof data14 === "string"){
-if(func3(data14) > 1000){
-const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs69 = errors;
+if(data12 !== null){
+const err44 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -19487,9 +20668,11 @@ vErrors.push(err44);
 }
 errors++;
 }
+var _valid10 = _errs69 === errors;
+valid11 = valid11 || _valid10;
 }
-else {
-const err45 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid11){
+const err45 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -19498,12 +20681,30 @@ vErrors.push(err45);
 }
 errors++;
 }
-var _valid10 = _errs71 === errors;
-valid15 = valid15 || _valid10;
-if(!valid15){
+else {
+errors = _errs66;
+if(vErrors !== null){
+if(_errs66){
+vErrors.length = _errs66;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data13 = data.synonyms;
+const _errs72 = errors;
+let valid12 = false;
 const _errs73 = errors;
-if(data14 !== null){
-const err46 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(Array.isArray(data13)){
+const len0 = data13.length;
+for(let i0=0; i0<len0; i0++){
+let data14 = data13[i0];
+if(typeof data14 === "string"){
+if(func3(data14) > 1000){
+const err46 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -19512,11 +20713,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-var _valid10 = _errs73 === errors;
-valid15 = valid15 || _valid10;
 }
-if(!valid15){
-const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err47 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -19525,11 +20724,198 @@ vErrors.push(err47);
 }
 errors++;
 }
+}
+}
 else {
-errors = _errs70;
+const err48 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+var _valid11 = _errs73 === errors;
+valid12 = valid12 || _valid11;
+if(!valid12){
+const _errs77 = errors;
+if(data13 !== null){
+const err49 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid11 = _errs77 === errors;
+valid12 = valid12 || _valid11;
+}
+if(!valid12){
+const err50 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+else {
+errors = _errs72;
 if(vErrors !== null){
-if(_errs70){
-vErrors.length = _errs70;
+if(_errs72){
+vErrors.length = _errs72;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data15 = data.tags;
+const _errs80 = errors;
+let valid15 = false;
+const _errs81 = errors;
+if(Array.isArray(data15)){
+const len1 = data15.length;
+for(let i1=0; i1<len1; i1++){
+let data16 = data15[i1];
+if(typeof data16 === "string"){
+if(func3(data16) > 1000){
+const err51 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+else {
+const err52 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+var _valid12 = _errs81 === errors;
+valid15 = valid15 || _valid12;
+if(!valid15){
+const _errs85 = errors;
+if(data15 !== null){
+const err54 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+var _valid12 = _errs85 === errors;
+valid15 = valid15 || _valid12;
+}
+if(!valid15){
+const err55 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+else {
+errors = _errs80;
+if(vErrors !== null){
+if(_errs80){
+vErrors.length = _errs80;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data17 = data.title;
+const _errs88 = errors;
+let valid18 = false;
+const _errs89 = errors;
+if(typeof data17 === "string"){
+if(func3(data17) > 1000){
+const err56 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+else {
+const err57 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+var _valid13 = _errs89 === errors;
+valid18 = valid18 || _valid13;
+if(!valid18){
+const _errs91 = errors;
+if(data17 !== null){
+const err58 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+var _valid13 = _errs91 === errors;
+valid18 = valid18 || _valid13;
+}
+if(!valid18){
+const err59 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+else {
+errors = _errs88;
+if(vErrors !== null){
+if(_errs88){
+vErrors.length = _errs88;
 }
 else {
 vErrors = null;
@@ -19539,12 +20925,12 @@ vErrors = null;
 }
 }
 else {
-const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err60 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err60];
 }
 else {
-vErrors.push(err48);
+vErrors.push(err60);
 }
 errors++;
 }
@@ -20901,7 +22287,7 @@ return errors === 0;
 }
 
 export const validateUmlClass = validate35;
-const schema36 = {"type":"object","properties":{"_type":{"const":"UmlClass"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"physicalName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema36 = {"type":"object","properties":{"_type":{"const":"UmlClass"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"inCollection":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"inScheme":{"anyOf":[{"type":"string","format":"uuid","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"physicalName":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -21115,11 +22501,14 @@ vErrors = null;
 }
 }
 }
-if(data.label !== undefined){
-let data4 = data.label;
+if(data.inCollection !== undefined){
+let data4 = data.inCollection;
+const _errs22 = errors;
+let valid4 = false;
+const _errs23 = errors;
 if(typeof data4 === "string"){
-if(func3(data4) > 1000){
-const err13 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!pattern0.test(data4)){
+const err13 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -21128,8 +22517,9 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(func3(data4) < 1){
-const err14 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+}
+else {
+const err14 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -21138,9 +22528,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid3 = _errs23 === errors;
+valid4 = valid4 || _valid3;
+if(!valid4){
+const _errs25 = errors;
+if(data4 !== null){
+const err15 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -21149,14 +22542,11 @@ vErrors.push(err15);
 }
 errors++;
 }
+var _valid3 = _errs25 === errors;
+valid4 = valid4 || _valid3;
 }
-if(data.locked !== undefined){
-let data5 = data.locked;
-const _errs24 = errors;
-let valid4 = false;
-const _errs25 = errors;
-if(typeof data5 !== "boolean"){
-const err16 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(!valid4){
+const err16 = {instancePath:instancePath+"/inCollection",schemaPath:"#/properties/inCollection/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -21165,12 +22555,26 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid3 = _errs25 === errors;
-valid4 = valid4 || _valid3;
-if(!valid4){
-const _errs27 = errors;
-if(data5 !== null){
-const err17 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs22;
+if(vErrors !== null){
+if(_errs22){
+vErrors.length = _errs22;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.inScheme !== undefined){
+let data5 = data.inScheme;
+const _errs28 = errors;
+let valid5 = false;
+const _errs29 = errors;
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+const err17 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\""};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -21179,11 +22583,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid3 = _errs27 === errors;
-valid4 = valid4 || _valid3;
 }
-if(!valid4){
-const err18 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err18 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -21192,26 +22594,12 @@ vErrors.push(err18);
 }
 errors++;
 }
-else {
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.physicalName !== undefined){
-let data6 = data.physicalName;
-const _errs30 = errors;
-let valid5 = false;
+var _valid4 = _errs29 === errors;
+valid5 = valid5 || _valid4;
+if(!valid5){
 const _errs31 = errors;
-if(typeof data6 === "string"){
-if(func3(data6) > 1000){
-const err19 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data5 !== null){
+const err19 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -21220,9 +22608,11 @@ vErrors.push(err19);
 }
 errors++;
 }
+var _valid4 = _errs31 === errors;
+valid5 = valid5 || _valid4;
 }
-else {
-const err20 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!valid5){
+const err20 = {instancePath:instancePath+"/inScheme",schemaPath:"#/properties/inScheme/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -21231,12 +22621,23 @@ vErrors.push(err20);
 }
 errors++;
 }
-var _valid4 = _errs31 === errors;
-valid5 = valid5 || _valid4;
-if(!valid5){
-const _errs33 = errors;
-if(data6 !== null){
-const err21 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+else {
+errors = _errs28;
+if(vErrors !== null){
+if(_errs28){
+vErrors.length = _errs28;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.label !== undefined){
+let data6 = data.label;
+if(typeof data6 === "string"){
+if(func3(data6) > 1000){
+const err21 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -21245,11 +22646,8 @@ vErrors.push(err21);
 }
 errors++;
 }
-var _valid4 = _errs33 === errors;
-valid5 = valid5 || _valid4;
-}
-if(!valid5){
-const err22 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(func3(data6) < 1){
+const err22 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -21258,25 +22656,9 @@ vErrors.push(err22);
 }
 errors++;
 }
-else {
-errors = _errs30;
-if(vErrors !== null){
-if(_errs30){
-vErrors.length = _errs30;
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.readOnly !== undefined){
-let data7 = data.readOnly;
-const _errs36 = errors;
-let valid6 = false;
-const _errs37 = errors;
-if(typeof data7 !== "boolean"){
-const err23 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err23 = {instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -21285,12 +22667,14 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err24 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+if(data.locked !== undefined){
+let data7 = data.locked;
+const _errs36 = errors;
+let valid6 = false;
+const _errs37 = errors;
+if(typeof data7 !== "boolean"){
+const err24 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -21299,16 +22683,30 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
+var _valid5 = _errs37 === errors;
 valid6 = valid6 || _valid5;
-}
 if(!valid6){
-const err25 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs39 = errors;
+if(data7 !== null){
+const err25 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+var _valid5 = _errs39 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err26 = {instancePath:instancePath+"/locked",schemaPath:"#/properties/locked/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
 }
 errors++;
 }
@@ -21324,23 +22722,14 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data8 = data.status;
+if(data.physicalName !== undefined){
+let data8 = data.physicalName;
 const _errs42 = errors;
 let valid7 = false;
 const _errs43 = errors;
-if(typeof data8 !== "string"){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
-const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema36.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err27 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -21349,12 +22738,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-var _valid6 = _errs43 === errors;
-valid7 = valid7 || _valid6;
-if(!valid7){
-const _errs45 = errors;
-if(data8 !== null){
-const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err28 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -21363,16 +22749,30 @@ vErrors.push(err28);
 }
 errors++;
 }
-var _valid6 = _errs45 === errors;
+var _valid6 = _errs43 === errors;
 valid7 = valid7 || _valid6;
-}
 if(!valid7){
-const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs45 = errors;
+if(data8 !== null){
+const err29 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+var _valid6 = _errs45 === errors;
+valid7 = valid7 || _valid6;
+}
+if(!valid7){
+const err30 = {instancePath:instancePath+"/physicalName",schemaPath:"#/properties/physicalName/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
 }
 errors++;
 }
@@ -21388,25 +22788,13 @@ vErrors = null;
 }
 }
 }
-if(data.stereotype !== undefined){
-let data9 = data.stereotype;
+if(data.readOnly !== undefined){
+let data9 = data.readOnly;
 const _errs48 = errors;
 let valid8 = false;
 const _errs49 = errors;
-if(typeof data9 === "string"){
-if(func3(data9) > 1000){
-const err30 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-else {
-const err31 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data9 !== "boolean"){
+const err31 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -21420,7 +22808,7 @@ valid8 = valid8 || _valid7;
 if(!valid8){
 const _errs51 = errors;
 if(data9 !== null){
-const err32 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err32 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -21433,7 +22821,7 @@ var _valid7 = _errs51 === errors;
 valid8 = valid8 || _valid7;
 }
 if(!valid8){
-const err33 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err33 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -21454,18 +22842,13 @@ vErrors = null;
 }
 }
 }
-if(data.synonyms !== undefined){
-let data10 = data.synonyms;
+if(data.status !== undefined){
+let data10 = data.status;
 const _errs54 = errors;
 let valid9 = false;
 const _errs55 = errors;
-if(Array.isArray(data10)){
-const len0 = data10.length;
-for(let i0=0; i0<len0; i0++){
-let data11 = data10[i0];
-if(typeof data11 === "string"){
-if(func3(data11) > 1000){
-const err34 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(typeof data10 !== "string"){
+const err34 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -21474,9 +22857,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-else {
-const err35 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(!((((((((((data10 === "WORKING") || (data10 === "SUBMITTED")) || (data10 === "ACCEPTED")) || (data10 === "REJECTED")) || (data10 === "FINAL")) || (data10 === "INACTIVE")) || (data10 === "PUBLISHED")) || (data10 === "DELETENEW")) || (data10 === "INTERMINATION")) || (data10 === "ARCHIVED"))){
+const err35 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema36.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -21485,10 +22867,12 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-else {
-const err36 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+var _valid8 = _errs55 === errors;
+valid9 = valid9 || _valid8;
+if(!valid9){
+const _errs57 = errors;
+if(data10 !== null){
+const err36 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -21497,30 +22881,16 @@ vErrors.push(err36);
 }
 errors++;
 }
-var _valid8 = _errs55 === errors;
+var _valid8 = _errs57 === errors;
 valid9 = valid9 || _valid8;
+}
 if(!valid9){
-const _errs59 = errors;
-if(data10 !== null){
-const err37 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err37 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err37];
 }
 else {
 vErrors.push(err37);
-}
-errors++;
-}
-var _valid8 = _errs59 === errors;
-valid9 = valid9 || _valid8;
-}
-if(!valid9){
-const err38 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
 }
 errors++;
 }
@@ -21536,18 +22906,25 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data12 = data.tags;
-const _errs62 = errors;
-let valid12 = false;
-const _errs63 = errors;
-if(Array.isArray(data12)){
-const len1 = data12.length;
-for(let i1=0; i1<len1; i1++){
-let data13 = data12[i1];
-if(typeof data13 === "string"){
-if(func3(data13) > 1000){
-const err39 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(data.stereotype !== undefined){
+let data11 = data.stereotype;
+const _errs60 = errors;
+let valid10 = false;
+const _errs61 = errors;
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err38 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -21556,9 +22933,12 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-else {
-const err40 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid9 = _errs61 === errors;
+valid10 = valid10 || _valid9;
+if(!valid10){
+const _errs63 = errors;
+if(data11 !== null){
+const err40 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -21567,10 +22947,11 @@ vErrors.push(err40);
 }
 errors++;
 }
+var _valid9 = _errs63 === errors;
+valid10 = valid10 || _valid9;
 }
-}
-else {
-const err41 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(!valid10){
+const err41 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -21579,12 +22960,30 @@ vErrors.push(err41);
 }
 errors++;
 }
-var _valid9 = _errs63 === errors;
-valid12 = valid12 || _valid9;
-if(!valid12){
+else {
+errors = _errs60;
+if(vErrors !== null){
+if(_errs60){
+vErrors.length = _errs60;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.synonyms !== undefined){
+let data12 = data.synonyms;
+const _errs66 = errors;
+let valid11 = false;
 const _errs67 = errors;
-if(data12 !== null){
-const err42 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(Array.isArray(data12)){
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+let data13 = data12[i0];
+if(typeof data13 === "string"){
+if(func3(data13) > 1000){
+const err42 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -21593,11 +22992,9 @@ vErrors.push(err42);
 }
 errors++;
 }
-var _valid9 = _errs67 === errors;
-valid12 = valid12 || _valid9;
 }
-if(!valid12){
-const err43 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+const err43 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -21606,26 +23003,10 @@ vErrors.push(err43);
 }
 errors++;
 }
-else {
-errors = _errs62;
-if(vErrors !== null){
-if(_errs62){
-vErrors.length = _errs62;
+}
 }
 else {
-vErrors = null;
-}
-}
-}
-}
-if(data.title !== undefined){
-let data14 = data.title;
-const _errs70 = errors;
-let valid15 = false;
-const _errs71 = errors;
-if(typeof data14 === "string"){
-if(func3(data14) > 1000){
-const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err44 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -21634,9 +23015,12 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-else {
-const err45 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+var _valid10 = _errs67 === errors;
+valid11 = valid11 || _valid10;
+if(!valid11){
+const _errs71 = errors;
+if(data12 !== null){
+const err45 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -21646,11 +23030,10 @@ vErrors.push(err45);
 errors++;
 }
 var _valid10 = _errs71 === errors;
-valid15 = valid15 || _valid10;
-if(!valid15){
-const _errs73 = errors;
-if(data14 !== null){
-const err46 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+valid11 = valid11 || _valid10;
+}
+if(!valid11){
+const err46 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -21659,11 +23042,30 @@ vErrors.push(err46);
 }
 errors++;
 }
-var _valid10 = _errs73 === errors;
-valid15 = valid15 || _valid10;
+else {
+errors = _errs66;
+if(vErrors !== null){
+if(_errs66){
+vErrors.length = _errs66;
 }
-if(!valid15){
-const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.tags !== undefined){
+let data14 = data.tags;
+const _errs74 = errors;
+let valid14 = false;
+const _errs75 = errors;
+if(Array.isArray(data14)){
+const len1 = data14.length;
+for(let i1=0; i1<len1; i1++){
+let data15 = data14[i1];
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err47 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -21672,11 +23074,127 @@ vErrors.push(err47);
 }
 errors++;
 }
+}
 else {
-errors = _errs70;
+const err48 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+var _valid11 = _errs75 === errors;
+valid14 = valid14 || _valid11;
+if(!valid14){
+const _errs79 = errors;
+if(data14 !== null){
+const err50 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs79 === errors;
+valid14 = valid14 || _valid11;
+}
+if(!valid14){
+const err51 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+else {
+errors = _errs74;
 if(vErrors !== null){
-if(_errs70){
-vErrors.length = _errs70;
+if(_errs74){
+vErrors.length = _errs74;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.title !== undefined){
+let data16 = data.title;
+const _errs82 = errors;
+let valid17 = false;
+const _errs83 = errors;
+if(typeof data16 === "string"){
+if(func3(data16) > 1000){
+const err52 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+var _valid12 = _errs83 === errors;
+valid17 = valid17 || _valid12;
+if(!valid17){
+const _errs85 = errors;
+if(data16 !== null){
+const err54 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+var _valid12 = _errs85 === errors;
+valid17 = valid17 || _valid12;
+}
+if(!valid17){
+const err55 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+else {
+errors = _errs82;
+if(vErrors !== null){
+if(_errs82){
+vErrors.length = _errs82;
 }
 else {
 vErrors = null;
@@ -21686,12 +23204,12 @@ vErrors = null;
 }
 }
 else {
-const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err56 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err56];
 }
 else {
-vErrors.push(err48);
+vErrors.push(err56);
 }
 errors++;
 }

@@ -17,6 +17,8 @@ drop view if exists customproperties_version_view cascade;
 drop view if exists customproperties_view cascade;
 drop view if exists data_object_version_view cascade;
 drop view if exists data_object_view cascade;
+drop view if exists dataobject_version_view cascade;
+drop view if exists dataobject_view cascade;
 drop view if exists dataset_version_view cascade;
 drop view if exists dataset_view cascade;
 drop view if exists datatype_version_view cascade;
@@ -33,6 +35,8 @@ drop view if exists group_version_view cascade;
 drop view if exists group_view cascade;
 drop view if exists holds_post_version_view cascade;
 drop view if exists holds_post_view cascade;
+drop view if exists holdspost_version_view cascade;
+drop view if exists holdspost_view cascade;
 drop view if exists literal_version_view cascade;
 drop view if exists literal_view cascade;
 drop view if exists organization_version_view cascade;
@@ -47,6 +51,10 @@ drop view if exists reference_object_version_view cascade;
 drop view if exists reference_object_view cascade;
 drop view if exists reference_value_version_view cascade;
 drop view if exists reference_value_view cascade;
+drop view if exists referenceobject_version_view cascade;
+drop view if exists referenceobject_view cascade;
+drop view if exists referencevalue_version_view cascade;
+drop view if exists referencevalue_view cascade;
 drop view if exists scheme_version_view cascade;
 drop view if exists scheme_view cascade;
 drop view if exists system_version_view cascade;
@@ -57,6 +65,10 @@ drop view if exists uml_attribute_version_view cascade;
 drop view if exists uml_attribute_view cascade;
 drop view if exists uml_class_version_view cascade;
 drop view if exists uml_class_view cascade;
+drop view if exists umlattribute_version_view cascade;
+drop view if exists umlattribute_view cascade;
+drop view if exists umlclass_version_view cascade;
+drop view if exists umlclass_view cascade;
 drop view if exists usage_version_view cascade;
 drop view if exists usage_view cascade;
 drop view if exists user_version_view cascade;
@@ -194,7 +206,7 @@ select
   h.row ->> 'defaultValue' as "default_value",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
-  (h.row ->> 'parentId')::uuid as "has_domain",
+  (h.row ->> 'hasDomain')::uuid as "has_domain",
   (h.row ->> 'hasRange')::uuid as "has_range",
   (h.row ->> 'identifying')::boolean as "identifying",
   h.row ->> 'inverseOf' as "inverse_of",
@@ -238,7 +250,7 @@ select
   o.props ->> 'defaultValue' as "default_value",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
-  o.parent_id::uuid as "has_domain",
+  (o.props ->> 'hasDomain')::uuid as "has_domain",
   (o.props ->> 'hasRange')::uuid as "has_range",
   (o.props ->> 'identifying')::boolean as "identifying",
   o.props ->> 'inverseOf' as "inverse_of",
@@ -272,7 +284,7 @@ select
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   (h.row ->> 'attributedTo')::uuid as "attributed_to",
-  (h.row ->> 'parentId')::uuid as "attribution_for",
+  (h.row ->> 'attributionFor')::uuid as "attribution_for",
   h.row ->> 'createdBy' as "created_by",
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
@@ -300,7 +312,7 @@ select
   o.type as "type",
   o.version::bigint as "version",
   (o.props ->> 'attributedTo')::uuid as "attributed_to",
-  o.parent_id::uuid as "attribution_for",
+  (o.props ->> 'attributionFor')::uuid as "attribution_for",
   o.created_by::text as "created_by",
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
@@ -330,10 +342,13 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
   h.row ->> 'label' as "label",
   h.row ->> 'labelFrom' as "label_from",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modelTypes' as "model_types",
   h.row ->> 'modifiedBy' as "modified_by",
   (h.row ->> 'parentId')::uuid as "parent_id",
   h.row ->> 'pluralName' as "plural_name",
@@ -366,10 +381,13 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
   o.label::text as "label",
   o.props ->> 'labelFrom' as "label_from",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
+  o.props ->> 'modelTypes' as "model_types",
   o.modified_by::text as "modified_by",
   o.parent_id::uuid as "parent_id",
   o.props ->> 'pluralName' as "plural_name",
@@ -398,6 +416,8 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
   h.row ->> 'label' as "label",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
@@ -429,6 +449,8 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
   o.label::text as "label",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
@@ -457,7 +479,7 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
-  (h.row ->> 'parentId')::uuid as "has_domain",
+  (h.row ->> 'hasDomain')::uuid as "has_domain",
   (h.row ->> 'hasRange')::uuid as "has_range",
   h.row ->> 'label' as "label",
   (h.row ->> 'locked')::boolean as "locked",
@@ -491,7 +513,7 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
-  o.parent_id::uuid as "has_domain",
+  (o.props ->> 'hasDomain')::uuid as "has_domain",
   (o.props ->> 'hasRange')::uuid as "has_range",
   o.label::text as "label",
   (o.props ->> 'locked')::boolean as "locked",
@@ -543,6 +565,8 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
   h.row ->> 'label' as "label",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
@@ -575,6 +599,73 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  o.props ->> 'physicalName' as "physical_name",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('DataObject', 'UmlClass')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view dataobject_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'physicalName' as "physical_name",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('DataObject', 'UmlClass')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view dataobject_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "_type",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
   o.label::text as "label",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
@@ -608,6 +699,7 @@ select
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'historicizationType' as "historicization_type",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
   h.row ->> 'label' as "label",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
@@ -647,6 +739,7 @@ select
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
   o.props ->> 'historicizationType' as "historicization_type",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
   o.label::text as "label",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
@@ -679,6 +772,8 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
   h.row ->> 'label' as "label",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
@@ -710,6 +805,8 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
   o.label::text as "label",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
@@ -793,7 +890,7 @@ select
   h.row ->> 'createdBy' as "created_by",
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
-  (h.row ->> 'parentId')::uuid as "derived_from",
+  (h.row ->> 'derivedFrom')::uuid as "derived_from",
   (h.row ->> 'derivedTo')::uuid as "derived_to",
   h.row ->> 'description' as "description",
   h.row ->> 'label' as "label",
@@ -821,7 +918,7 @@ select
   o.created_by::text as "created_by",
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
-  o.parent_id::uuid as "derived_from",
+  (o.props ->> 'derivedFrom')::uuid as "derived_from",
   (o.props ->> 'derivedTo')::uuid as "derived_to",
   o.description::text as "description",
   o.label::text as "label",
@@ -915,6 +1012,8 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
   h.row ->> 'label' as "label",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
@@ -946,6 +1045,8 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
   o.label::text as "label",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
@@ -1034,7 +1135,7 @@ select
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
-  (h.row ->> 'parentId')::uuid as "held_by",
+  (h.row ->> 'heldBy')::uuid as "held_by",
   (h.row ->> 'holdsPost')::uuid as "holds_post",
   h.row ->> 'label' as "label",
   (h.row ->> 'modelId')::uuid as "model_id",
@@ -1061,7 +1162,58 @@ select
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
-  o.parent_id::uuid as "held_by",
+  (o.props ->> 'heldBy')::uuid as "held_by",
+  (o.props ->> 'holdsPost')::uuid as "holds_post",
+  o.label::text as "label",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  o.status::text as "status",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('HoldsPost')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view holdspost_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'heldBy')::uuid as "held_by",
+  (h.row ->> 'holdsPost')::uuid as "holds_post",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'status' as "status",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('HoldsPost')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view holdspost_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "_type",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'heldBy')::uuid as "held_by",
   (o.props ->> 'holdsPost')::uuid as "holds_post",
   o.label::text as "label",
   o.model_id::uuid as "model_id",
@@ -1088,6 +1240,7 @@ select
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
+  (h.row ->> 'literalOf')::uuid as "literal_of",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
@@ -1121,6 +1274,7 @@ select
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
   o.label::text as "label",
+  (o.props ->> 'literalOf')::uuid as "literal_of",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
@@ -1204,7 +1358,7 @@ select
   h.type as "type",
   (h.row ->> '_version')::bigint as "version",
   h.row ->> 'additionalName' as "additional_name",
-  (h.row ->> 'parentId')::uuid as "agent_of",
+  (h.row ->> 'agentOf')::uuid as "agent_of",
   h.row ->> 'createdBy' as "created_by",
   case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
@@ -1240,7 +1394,7 @@ select
   o.type as "type",
   o.version::bigint as "version",
   o.props ->> 'additionalName' as "additional_name",
-  o.parent_id::uuid as "agent_of",
+  (o.props ->> 'agentOf')::uuid as "agent_of",
   o.created_by::text as "created_by",
   o.date_created at time zone 'UTC' as "date_created",
   o.date_modified at time zone 'UTC' as "date_modified",
@@ -1338,6 +1492,8 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
   h.row ->> 'label' as "label",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
@@ -1369,6 +1525,8 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
   o.label::text as "label",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
@@ -1397,6 +1555,8 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
   h.row ->> 'label' as "label",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
@@ -1428,6 +1588,8 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
   o.label::text as "label",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
@@ -1458,6 +1620,7 @@ select
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
   h.row ->> 'label' as "label",
+  (h.row ->> 'literalOf')::uuid as "literal_of",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
   h.row ->> 'modifiedBy' as "modified_by",
@@ -1492,6 +1655,137 @@ select
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
   o.label::text as "label",
+  (o.props ->> 'literalOf')::uuid as "literal_of",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  (o.props ->> 'order')::bigint as "order",
+  o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.props -> 'timeSeries' as "time_series",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('ReferenceValue')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view referenceobject_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('ReferenceObject')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view referenceobject_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "_type",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('ReferenceObject')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view referencevalue_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'code' as "code",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'literalOf')::uuid as "literal_of",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'order')::bigint as "order",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row -> 'timeSeries' as "time_series",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('ReferenceValue')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view referencevalue_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "_type",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.props ->> 'code' as "code",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  o.label::text as "label",
+  (o.props ->> 'literalOf')::uuid as "literal_of",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
   o.modified_by::text as "modified_by",
@@ -1582,6 +1876,9 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
+  (h.row ->> 'inSystem')::uuid as "in_system",
   h.row ->> 'label' as "label",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
@@ -1614,6 +1911,9 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
+  (o.props ->> 'inSystem')::uuid as "in_system",
   o.label::text as "label",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
@@ -1690,7 +1990,7 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
-  (h.row ->> 'parentId')::uuid as "has_domain",
+  (h.row ->> 'hasDomain')::uuid as "has_domain",
   (h.row ->> 'hasRange')::uuid as "has_range",
   h.row ->> 'label' as "label",
   (h.row ->> 'locked')::boolean as "locked",
@@ -1725,7 +2025,7 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
-  o.parent_id::uuid as "has_domain",
+  (o.props ->> 'hasDomain')::uuid as "has_domain",
   (o.props ->> 'hasRange')::uuid as "has_range",
   o.label::text as "label",
   (o.props ->> 'locked')::boolean as "locked",
@@ -1757,6 +2057,8 @@ select
   case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
   h.row ->> 'description' as "description",
   (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
   h.row ->> 'label' as "label",
   (h.row ->> 'locked')::boolean as "locked",
   (h.row ->> 'modelId')::uuid as "model_id",
@@ -1789,6 +2091,140 @@ select
   o.date_modified at time zone 'UTC' as "date_modified",
   o.description::text as "description",
   (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  o.parent_id::uuid as "parent_id",
+  o.props ->> 'physicalName' as "physical_name",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('UmlClass')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view umlattribute_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'hasDomain')::uuid as "has_domain",
+  (h.row ->> 'hasRange')::uuid as "has_range",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'order')::bigint as "order",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'physicalName' as "physical_name",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('UmlAttribute')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view umlattribute_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "_type",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'hasDomain')::uuid as "has_domain",
+  (o.props ->> 'hasRange')::uuid as "has_range",
+  o.label::text as "label",
+  (o.props ->> 'locked')::boolean as "locked",
+  o.model_id::uuid as "model_id",
+  o.modified_by::text as "modified_by",
+  (o.props ->> 'order')::bigint as "order",
+  o.parent_id::uuid as "parent_id",
+  o.props ->> 'physicalName' as "physical_name",
+  (o.props ->> 'readOnly')::boolean as "read_only",
+  o.status::text as "status",
+  o.props ->> 'stereotype' as "stereotype",
+  o.props -> 'synonyms' as "synonyms",
+  o.props -> 'tags' as "tags",
+  o.tenant::uuid as "tenant",
+  o.title::text as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
+from objects o
+where o.type in ('UmlAttribute')
+  and o.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[]);
+
+create view umlclass_version_view with (security_barrier = true) as
+select
+  (h.row ->> 'id')::uuid as "id",
+  h.type as "_type",
+  h.type as "type",
+  (h.row ->> '_version')::bigint as "version",
+  h.row ->> 'createdBy' as "created_by",
+  case jsonb_typeof(h.row -> 'dateCreated') when 'number' then timestamp 'epoch' + (h.row ->> 'dateCreated')::numeric * interval '1 millisecond' else (h.row ->> 'dateCreated')::timestamptz at time zone 'UTC' end as "date_created",
+  case jsonb_typeof(h.row -> 'dateModified') when 'number' then timestamp 'epoch' + (h.row ->> 'dateModified')::numeric * interval '1 millisecond' else (h.row ->> 'dateModified')::timestamptz at time zone 'UTC' end as "date_modified",
+  h.row ->> 'description' as "description",
+  (h.row ->> 'favorite')::boolean as "favorite",
+  (h.row ->> 'inCollection')::uuid as "in_collection",
+  (h.row ->> 'inScheme')::uuid as "in_scheme",
+  h.row ->> 'label' as "label",
+  (h.row ->> 'locked')::boolean as "locked",
+  (h.row ->> 'modelId')::uuid as "model_id",
+  h.row ->> 'modifiedBy' as "modified_by",
+  (h.row ->> 'parentId')::uuid as "parent_id",
+  h.row ->> 'physicalName' as "physical_name",
+  (h.row ->> 'readOnly')::boolean as "read_only",
+  h.row ->> 'status' as "status",
+  h.row ->> 'stereotype' as "stereotype",
+  h.row -> 'synonyms' as "synonyms",
+  h.row -> 'tags' as "tags",
+  (h.row ->> 'tenant')::uuid as "tenant",
+  h.row ->> 'title' as "title",
+  coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
+from history h
+where h.type in ('UmlClass')
+  and h.tenant = any (string_to_array(nullif(replace(current_setting('service.tenants', true), ' ', ''), ''), ',')::uuid[])
+  and h.valid_from <= coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now())
+  and (h.valid_to is null or h.valid_to > coalesce(timestamptz 'epoch' + nullif(current_setting('service.version', true), '')::bigint * interval '1 millisecond', now()))
+  and h.operation <> 'delete';
+
+create view umlclass_view with (security_barrier = true) as
+select
+  o.id::uuid as "id",
+  o.type as "_type",
+  o.type as "type",
+  o.version::bigint as "version",
+  o.created_by::text as "created_by",
+  o.date_created at time zone 'UTC' as "date_created",
+  o.date_modified at time zone 'UTC' as "date_modified",
+  o.description::text as "description",
+  (o.props ->> 'favorite')::boolean as "favorite",
+  (o.props ->> 'inCollection')::uuid as "in_collection",
+  (o.props ->> 'inScheme')::uuid as "in_scheme",
   o.label::text as "label",
   (o.props ->> 'locked')::boolean as "locked",
   o.model_id::uuid as "model_id",
@@ -1826,7 +2262,7 @@ select
   (h.row ->> 'tenant')::uuid as "tenant",
   h.row ->> 'title' as "title",
   (h.row ->> 'usageOf')::uuid as "usage_of",
-  (h.row ->> 'parentId')::uuid as "used_by",
+  (h.row ->> 'usedBy')::uuid as "used_by",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case h.row ->> 'status' when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case h.row ->> 'status' when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = h.tenant and sl.status = h.row ->> 'status')) as "status_label"
 from history h
 where h.type in ('Usage')
@@ -1854,7 +2290,7 @@ select
   o.tenant::uuid as "tenant",
   o.title::text as "title",
   (o.props ->> 'usageOf')::uuid as "usage_of",
-  o.parent_id::uuid as "used_by",
+  (o.props ->> 'usedBy')::uuid as "used_by",
   coalesce(case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then case o.status::text when 'WORKING' then 'In Bearbeitung' when 'SUBMITTED' then 'Eingereicht' when 'ACCEPTED' then 'Akzeptiert' when 'REJECTED' then 'Abgelehnt' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inaktiv' when 'PUBLISHED' then 'Veröffentlicht' when 'DELETENEW' then 'Zur Löschung vorgemerkt' when 'INTERMINATION' then 'In Ablösung' when 'ARCHIVED' then 'Archiviert' end else case o.status::text when 'WORKING' then 'Working' when 'SUBMITTED' then 'Submitted' when 'ACCEPTED' then 'Accepted' when 'REJECTED' then 'Rejected' when 'FINAL' then 'Final' when 'INACTIVE' then 'Inactive' when 'PUBLISHED' then 'Published' when 'DELETENEW' then 'Marked for deletion' when 'INTERMINATION' then 'Being retired' when 'ARCHIVED' then 'Archived' end end, (select case coalesce(nullif(current_setting('service.language', true), ''), 'en') when 'de' then coalesce(sl.label_de, sl.label_en) else coalesce(sl.label_en, sl.label_de) end from status_labels sl where sl.tenant = o.tenant and sl.status = o.status::text)) as "status_label"
 from objects o
 where o.type in ('Usage')

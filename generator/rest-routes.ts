@@ -16,7 +16,7 @@ const route = (method: RestMethod, path: string, operation: string, type: string
 
 /** Whether objects can be created through a top-level list: a root list, or one of types placed by their owner reference or standing at the root. */
 export const creatableAtTop = (model: Metamodel, t: TypeDef) =>
-  model.rootLists[t.plural] !== undefined || t.concreteTypes.some((c) => model.types[c].ownerProperty || model.types[c].root);
+  model.rootLists[t.plural] !== undefined || t.concreteTypes.some((c) => model.types[c].owners.length || model.types[c].root);
 
 function topLevelRoutes(model: Metamodel, t: TypeDef): RestRoute[] {
   const path = `/rest/{db}/${t.plural}`;

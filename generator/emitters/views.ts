@@ -42,6 +42,17 @@ export function viewNameOf(plural: string): string {
 }
 
 
+/**
+ * A type's view names: the snake-case name of its plural's singular
+ * (`holds_post`), and where that has words, the same lower-cased without
+ * separators (`holdspost`), as the original product names its views
+ * (decisions §7.4) — both, so that reports written for either run.
+ */
+export function viewNamesOf(plural: string): string[] {
+  const name = viewNameOf(plural);
+  return name.includes('_') ? [name, name.replaceAll('_', '')] : [name];
+}
+
 // One function per column kind: each turns a stored value into the view's typed column.
 
 /** A `many` property keeps its JSON array, as a list of records does (a `jsonb` kind). */
@@ -77,13 +88,12 @@ interface Source {
   conditions: string[];
 }
 
-// The owner reference (hasDomain, agentOf …) is the parent: parentId mirrors it, so read that.
-const storedName = (p: PropertyDef) => (p.owner ? 'parentId' : p.name);
-
+// The parent references (inScheme, inCollection, hasDomain …; decisions §7.4) are kept in the object, the one
+// naming its parent set and the others absent, so each is its own column beside parent_id.
 const currentSource: Source = {
   table: 'objects',
   alias: 'o',
-  read: (p) => (STORED_COLUMNS.has(storedName(p)) ? tableColumn(p, `o.${snakeCase(storedName(p))}`) : jsonColumn(p, 'o.props')),
+  read: (p) => (STORED_COLUMNS.has(p.name) ? tableColumn(p, `o.${snakeCase(p.name)}`) : jsonColumn(p, 'o.props')),
   custom: 'o.custom',
   conditions: [`o.tenant = any (${TENANTS})`],
 };
@@ -91,7 +101,7 @@ const currentSource: Source = {
 const versionSource: Source = {
   table: 'history',
   alias: 'h',
-  read: (p) => jsonColumn(p, 'h.row', storedName(p)),
+  read: (p) => jsonColumn(p, 'h.row'),
   custom: "case jsonb_typeof(h.row -> 'customProperties') when 'object' then h.row -> 'customProperties' end",
   conditions: [
     `h.tenant = any (${TENANTS})`,
@@ -180,8 +190,10 @@ function viewDefinitions(model: Metamodel): Map<string, string> {
   };
   for (const [plural, typeName] of Object.entries(model.plurals)) {
     const type = model.types[typeName];
-    add(`${viewNameOf(plural)}_view`, (name) => typeView(name, type, currentSource, model, labels));
-    add(`${viewNameOf(plural)}_version_view`, (name) => typeView(name, type, versionSource, model, labels));
+    for (const view of viewNamesOf(plural)) {
+      add(`${view}_view`, (name) => typeView(name, type, currentSource, model, labels));
+      add(`${view}_version_view`, (name) => typeView(name, type, versionSource, model, labels));
+    }
   }
   // Versioned too, so that the query interface can read every view as of a time.
   add('customproperties_view', (name) => customPropertiesView(name, currentSource));

@@ -297,7 +297,6 @@ function resolveType(model: Metamodel, t: TypeDef, layers: Layer[], extendsOf: E
   const own = found.own;
   const plural = text(own.plural) ?? text(own.pluralEn);
   const pluralEn = text(own.pluralEn) ?? text(own.plural);
-  const owner = t.ownerProperty ? t.properties.find((p) => p.name === t.ownerProperty) : undefined;
   return {
     name: t.name,
     ...(t.supertype ? { supertype: t.supertype } : {}),
@@ -307,7 +306,9 @@ function resolveType(model: Metamodel, t: TypeDef, layers: Layer[], extendsOf: E
     subtypes: Object.values(model.types).filter((s) => s.supertype === t.name).map((s) => s.name).sort(),
     plural: t.plural,
     root: t.root,
-    ...(owner ? { owner: { property: owner.name, type: owner.range } } : {}),
+    ...(t.owners.length === 1 ? { owner: { property: t.owners[0].property, type: t.owners[0].range } } : {}),
+    ...(t.owners.length ? { owners: t.owners.map((o) => ({ property: o.property, type: o.range, parentTypes: o.parentTypes })) } : {}),
+    ...(t.modelTypes ? { modelTypes: t.modelTypes } : {}),
     ...(t.labelFrom ? { labelFrom: t.labelFrom } : {}),
     ...labelled(own, t.name, t.description, language),
     ...(plural !== undefined ? { pluralLabel: language === 'de' ? plural : pluralEn, pluralLabels: { de: plural, en: pluralEn } } : {}),

@@ -37,6 +37,8 @@ export interface RawType {
   abstract?: boolean;
   root?: boolean;
   labelFrom?: string;
+  /** Kinds of model (ModelType literals, separated by blanks) whose schemes may hold objects of the type; none: every kind. */
+  modelTypes?: string;
   description?: string;
   properties?: Record<string, RawProperty>;
 }
@@ -99,8 +101,29 @@ export interface TypeDef {
   concreteTypes: string[];
   properties: PropertyDef[];
   lists: ListDef[];
-  /** The reference property that mirrors parentId, if any. */
-  ownerProperty?: string;
+  /**
+   * The writable parent references (decisions §7.1): reference properties
+   * that name the object's parent, one per kind of parent, at most one set
+   * (the one naming the current parent). Writing one moves the object.
+   * Sorted by property name; empty where the type has none.
+   */
+  owners: OwnerDef[];
+  /** Kinds of model (`modelType` of the scheme above) that may hold objects of the type; absent: every kind. */
+  modelTypes?: string[];
+}
+
+/** A parent reference: its property, and the concrete types of the parents it names. */
+export interface OwnerDef {
+  property: string;
+  /** The reference's range. */
+  range: string;
+  /** Concrete types of the range that hold objects of this type in a child list. */
+  parentTypes: string[];
+}
+
+/** The parent reference of a type that names a parent of the given type, if any. */
+export function ownerFor(type: TypeDef, parentType: string): OwnerDef | undefined {
+  return type.owners.find((o) => o.parentTypes.includes(parentType));
 }
 
 export interface Metamodel {
@@ -111,6 +134,9 @@ export interface Metamodel {
   rootLists: Record<string, string>;
   enumerations: Record<string, string[]>;
 }
+
+/** The enumeration of the kinds of model; a root object's property of this range is its kind (a scheme's `modelType`). */
+export const MODEL_TYPES = 'ModelType';
 
 /** Properties kept in columns of the objects table rather than in `props`. */
 export const SYSTEM_PROPERTIES = [

@@ -4,20 +4,20 @@
  * has. The HAL renderer (runtime/rest/hal.ts), the storage's look-up of
  * non-empty lists and the OpenAPI emitter all ask here, so they agree.
  */
-import type { Metamodel } from './model.ts';
+import { ownerFor, type Metamodel } from './model.ts';
 
 /**
  * Decisions §7.3: the link to an object's parent is also named after the
- * relation that holds it. The name is the type's owner reference where the
- * metamodel gives one (a business attribute's `hasDomain`, a person's
- * `agentOf`, an attribution's `attributionFor`), else `in<ParentType>` after
- * the parent's type (`inScheme`, `inCollection`, `inEnumeration`,
- * `inOrganization` …). One rule for every type, no table per type: a type
- * that gains an owner reference in the metamodel (the second edition's
- * `literalOf`, `inSystem`) is named by it from then on.
+ * relation that holds it. The name is the type's owner reference for that
+ * kind of parent where the metamodel gives one (`inScheme`, `inCollection`,
+ * `inSystem`, `literalOf`, a business attribute's `hasDomain`, a person's
+ * `agentOf`), else `in<ParentType>` after the parent's type
+ * (`inOrganization`, `inDataset` …). One rule for every type, no table per
+ * type.
  */
 export function parentRelation(model: Metamodel, typeName: string, parentType: string): string {
-  return model.types[typeName]?.ownerProperty ?? `in${parentType}`;
+  const type = model.types[typeName];
+  return (type && ownerFor(type, parentType)?.property) ?? `in${parentType}`;
 }
 
 /** The concrete types that may hold an object of the type in one of their child lists. */
@@ -73,6 +73,6 @@ function makeListPlan(model: Metamodel): ListPlan {
   return {
     children: concrete.map((t) => ({ type: t.name, lists: t.lists.filter((l) => !l.inverseOf).map((l) => l.name) })).filter((c) => c.lists.length),
     inverse: [...inverse.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((e) => ({ ...e, ownerTypes: [...e.ownerTypes].sort() })),
-    parentTyped: concrete.filter((t) => !t.ownerProperty && parentTypesOf(model, t.name).length).map((t) => t.name),
+    parentTyped: concrete.filter((t) => !t.owners.length && parentTypesOf(model, t.name).length).map((t) => t.name),
   };
 }

@@ -7,7 +7,7 @@
 import type {
   ListDef, Metamodel, PropertyDef, RawMetamodel, RawProperty, TypeDef,
 } from './model.ts';
-import { DATA_TYPES, FIELD_DATA_TYPES } from './model.ts';
+import { DATA_TYPES, FIELD_DATA_TYPES, MODEL_TYPES } from './model.ts';
 
 export class MetamodelError extends Error {}
 
@@ -39,6 +39,15 @@ export function resolveMetamodel(raw: RawMetamodel): Metamodel {
     names.filter((n) => !types[n].abstract && (n === name || supertypesOf[n].includes(name)));
 
   const result: Metamodel = { types: {}, plurals: {}, rootLists: {}, enumerations };
+  // A type's own kinds of model, else its nearest supertype's.
+  const modelTypesOf = (name: string): string[] | undefined => {
+    const declared = [name, ...supertypesOf[name]].map((n) => types[n].modelTypes).find((m) => m !== undefined && m !== null && m.trim() !== '');
+    const kinds = declared?.split(/\s+/).filter(Boolean);
+    for (const kind of kinds ?? []) {
+      if (!enumerations[MODEL_TYPES]?.includes(kind)) throw new MetamodelError(`type ${name}: modelTypes names ${kind}, which is no literal of ${MODEL_TYPES}`);
+    }
+    return kinds && [...kinds].sort();
+  };
   for (const name of names) {
     const raw = types[name];
     if (!/^[A-Z][A-Za-z0-9]*$/.test(name)) throw new MetamodelError(`type name ${name} must be PascalCase`);
@@ -71,7 +80,10 @@ export function resolveMetamodel(raw: RawMetamodel): Metamodel {
     properties.sort(byName);
     lists.sort(byName);
     const owners = properties.filter((p) => p.owner);
-    if (owners.length > 1) throw new MetamodelError(`type ${name} has more than one owner property`);
+    for (const p of owners) {
+      if (p.dataType !== 'REFERENCE' || p.many) throw new MetamodelError(`type ${name}, property ${p.name}: an owner property is a single REFERENCE`);
+      if (p.required && owners.length > 1) throw new MetamodelError(`type ${name}, property ${p.name}: of several owner properties only one is set, so none can be mandatory`);
+    }
     // An abstract type without a plural is not addressable (Resource).
     const plural = raw.plural ?? (raw.abstract ? '' : `${name.charAt(0).toLowerCase()}${name.slice(1)}s`);
     if (plural) {
@@ -95,7 +107,8 @@ export function resolveMetamodel(raw: RawMetamodel): Metamodel {
       concreteTypes: concreteTypesOf(name),
       properties,
       lists,
-      ...(owners[0] ? { ownerProperty: owners[0].name } : {}),
+      owners: owners.map((p) => ({ property: p.name, range: p.range!, parentTypes: [] })),
+      ...(modelTypesOf(name) ? { modelTypes: modelTypesOf(name) } : {}),
     };
     if (raw.root) result.rootLists[plural] = name;
   }
@@ -111,7 +124,32 @@ export function resolveMetamodel(raw: RawMetamodel): Metamodel {
       }
     }
   }
+  resolveOwners(result);
   return result;
+}
+
+/**
+ * The parents each owner property names: the concrete types of its range
+ * that hold the type in a child list. Every parent that can hold an object
+ * of a type with owner properties is named by exactly one of them, so that
+ * wherever the object stands one reference says where.
+ */
+function resolveOwners(model: Metamodel) {
+  const holders = (typeName: string) => Object.values(model.types)
+    .filter((t) => !t.abstract && t.lists.some((l) => !l.inverseOf && l.itemTypes.includes(typeName)))
+    .map((t) => t.name);
+  for (const t of Object.values(model.types)) {
+    if (!t.owners.length) continue;
+    const parents = t.abstract ? [] : holders(t.name);
+    for (const o of t.owners) {
+      o.parentTypes = model.types[o.range].concreteTypes.filter((c) => t.abstract || parents.includes(c)).sort();
+      if (!t.abstract && !o.parentTypes.length) throw new MetamodelError(`type ${t.name}, owner property ${o.property}: no ${o.range} holds a ${t.name}`);
+    }
+    for (const parent of parents) {
+      const naming = t.owners.filter((o) => o.parentTypes.includes(parent)).map((o) => o.property);
+      if (naming.length !== 1) throw new MetamodelError(`type ${t.name}: a ${parent} holds it, which ${naming.length ? `${naming.join(' and ')} both name` : 'no owner property names'}`);
+    }
+  }
 }
 
 /** A property that holds values (not a list of objects), as resolved. */

@@ -231,7 +231,7 @@ function checkIfMatch(ctx: Context, existing: StoredObject | undefined) {
 /** Objects are created in lists of children, at the root, or in a list of all objects whose types name their parent or stand at the root. */
 function creatable(model: Metamodel, place: ListPlace): boolean {
   if (place.kind !== 'all') return !(place.kind === 'children' && place.list.inverseOf);
-  return place.type.concreteTypes.some((t) => model.types[t].ownerProperty || model.types[t].root);
+  return place.type.concreteTypes.some((t) => model.types[t].owners.length || model.types[t].root);
 }
 
 function writerOf(call: Call, store: ObjectStore) {
@@ -400,6 +400,7 @@ async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore
   // A full error payload is not made fuller by asking the database.
   if (violations.omitted) assertNoViolations(violations, batch.place, batch.creates);
   await writer.checkReferences(prepared, violations);
+  const below = await writer.checkPlaces(prepared, violations);
   // Tenants a list write leaves out go by the rules of deleting one (tenant-removal.ts), the rest with their descendants.
   const leavingTenants = batch.leaving.filter((o) => o.type === 'Tenant');
   const leaving = await removalOf(call.deps.model, store, call.scope.tenant, batch.leaving.filter((o) => o.type !== 'Tenant'));
@@ -414,6 +415,8 @@ async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore
   const rendered = (o: StoredObject) => plainObject(o, call.db);
   // Changes first, so that a new object may take a label an existing one gives up.
   await store.update(changed.filter((w) => w.existing).map((w) => w.object), rendered, call.principal.loginId);
+  // What stands below an object that moved to another model follows it there.
+  await store.update(writer.followModel(below), rendered, call.principal.loginId);
   await store.insert(changed.filter((w) => !w.existing).map((w) => w.object), rendered, call.principal.loginId);
   await keepSecrets(call, trx, changed, batch);
 }

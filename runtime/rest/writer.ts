@@ -6,7 +6,7 @@
  * prepared objects in its transaction.
  */
 import { randomUUID } from 'node:crypto';
-import type { Metamodel, TypeDef } from '../metamodel/model.ts';
+import { MODEL_TYPES, ownerFor, type Metamodel, type TypeDef } from '../metamodel/model.ts';
 import { SYSTEM_PROPERTIES, WRITABLE_SYSTEM_PROPERTIES } from '../metamodel/model.ts';
 import { MAX_VIOLATIONS, type Violation, type ViolationList } from '../errors.ts';
 import { itemPath, KEYWORD_MESSAGES, reporterOf, type Report } from './write-violations.ts';
@@ -178,7 +178,7 @@ export class Writer {
       return null;
     }
     const state = this.mergedState(type, body, req);
-    const placement = this.placement(type, state, req, report);
+    const placement = this.placement(type, state, body, req, report);
     this.deriveLabel(type, state, req);
     const deferred = this.deferredStatus(state);
     if (deferred !== undefined) delete state.status;
@@ -254,35 +254,58 @@ export class Writer {
   }
 
   /**
-   * Where the object stands: under the parent named by the path; else under
-   * the parent its owner reference names (so changing that reference moves
-   * it); else where it stood; else at the root if its type allows.
+   * Where the object stands. A new object (and an item of a list write)
+   * stands under the parent the path names; a parent reference it sends must
+   * agree. Else the parent reference the payload sends names the parent (so
+   * writing one moves the object; decisions §7.1), else it stands where it
+   * stood, else at the root if its type allows. Of a type's parent
+   * references, exactly the one naming its parent is kept.
    */
-  private placement(type: TypeDef, state: Record<string, unknown>, req: WriteRequest, report: Report): Placement | null {
+  private placement(type: TypeDef, state: Record<string, unknown>, body: Record<string, unknown>, req: WriteRequest, report: Report): Placement | null {
     const { place, existing } = req;
-    const ownerProperty = type.ownerProperty;
-    if (place.kind === 'children') {
+    if (!type.owners.length) {
+      if (place.kind === 'children') return { parentId: place.owner.id, list: place.list.name, modelId: place.owner.modelId ?? place.owner.id, ownerPending: false };
+      if (existing) return { parentId: existing.parentId, list: existing.list, modelId: existing.modelId, ownerPending: false };
+      if (type.root) return { parentId: null, list: type.plural, modelId: null, ownerPending: false };
+      report('_type', 'notCreatableHere', { type: type.name, list: placeName(place) });
+      return null;
+    }
+    const sent = type.owners.filter((o) => body[o.property] !== undefined && body[o.property] !== null);
+    const named = new Set(sent.map((o) => state[o.property]));
+    if (named.size > 1) {
+      for (const o of sent.slice(1)) report(o.property, 'parentReferencesDisagree', { references: sent.map((x) => x.property).join(', ') });
+      return null;
+    }
+    const keep = (property: string | undefined, parentId: string | null) => {
+      for (const o of type.owners) delete state[o.property];
+      if (property && parentId) state[property] = parentId;
+    };
+    if (place.kind === 'children' && (!existing || !req.key || !sent.length)) {
       const owner = place.owner;
-      if (ownerProperty) {
-        if (state[ownerProperty] !== undefined && state[ownerProperty] !== owner.id) report(ownerProperty, 'invalidValue');
-        state[ownerProperty] = owner.id;
-      }
+      const property = ownerFor(type, owner.type)?.property;
+      for (const o of sent) if (o.property !== property || state[o.property] !== owner.id) report(o.property, 'parentDisagrees', { parent: owner.label });
+      keep(property, owner.id);
       return { parentId: owner.id, list: place.list.name, modelId: owner.modelId ?? owner.id, ownerPending: false };
     }
-    if (ownerProperty) {
-      state[ownerProperty] ??= existing?.parentId ?? undefined;
-      // Where the metamodel makes the reference mandatory, validation reports it.
-      const required = type.properties.some((p) => p.name === ownerProperty && p.required);
-      if (state[ownerProperty] === undefined && !required) report(ownerProperty, 'mandatory');
-      if (typeof state[ownerProperty] !== 'string') return null;
-      const unmoved = existing && existing.parentId === state[ownerProperty];
-      return unmoved
-        ? { parentId: existing.parentId, list: existing.list, modelId: existing.modelId, ownerPending: false }
-        : { parentId: state[ownerProperty] as string, list: '', modelId: null, ownerPending: true };
+    if (sent.length) {
+      const property = sent[0].property;
+      const parentId = state[property];
+      keep(property, typeof parentId === 'string' ? parentId : null);
+      // An invalid technical key is reported by validation.
+      if (typeof parentId !== 'string') return null;
+      return existing && existing.parentId === parentId
+        ? { parentId, list: existing.list, modelId: existing.modelId, ownerPending: false }
+        : { parentId, list: '', modelId: null, ownerPending: true };
     }
-    if (existing) return { parentId: existing.parentId, list: existing.list, modelId: existing.modelId, ownerPending: false };
-    if (type.root) return { parentId: null, list: type.plural, modelId: null, ownerPending: false };
-    report('_type', 'notCreatableHere', { type: type.name, list: placeName(place) });
+    if (existing) {
+      const current = type.owners.find((o) => existing.props[o.property] === existing.parentId) ?? (type.owners.length === 1 ? type.owners[0] : undefined);
+      keep(current?.property, existing.parentId);
+      return { parentId: existing.parentId, list: existing.list, modelId: existing.modelId, ownerPending: false };
+    }
+    // Where the metamodel makes the only reference mandatory, validation reports it.
+    if (!(type.owners.length === 1 && type.properties.some((p) => p.name === type.owners[0].property && p.required))) {
+      report(type.owners[0].property, 'parentMissing', { references: type.owners.map((o) => o.property).join(', ') });
+    }
     return null;
   }
 
@@ -367,7 +390,8 @@ export class Writer {
   async checkReferences(prepared: PreparedWrite[], violations: ViolationList): Promise<void> {
     const checked = prepared.flatMap((w) => this.model.types[w.object.type].properties
       .filter((p) => p.dataType === 'REFERENCE' && typeof w.object.props[p.name] === 'string')
-      .filter((p) => w.ownerPending && p.owner || w.existing?.props[p.name] !== w.object.props[p.name])
+      // A parent reference is checked where it names a new parent; the path's parent, or the one the object stands under, is known.
+      .filter((p) => (p.owner ? w.ownerPending : w.existing?.props[p.name] !== w.object.props[p.name]))
       .map((p) => ({ w, p, value: w.object.props[p.name] as string })));
     const inBatch = new Map(prepared.map((w) => [w.object.id, w.object]));
     const wanted = [...new Set(checked.map((c) => c.value))].filter((id) => !inBatch.has(id));
@@ -375,10 +399,14 @@ export class Writer {
     for (const [id, o] of inBatch) found.set(id, o);
     for (const { w, p, value } of checked) {
       const target = found.get(value);
-      if (!target || !this.model.types[p.range!].concreteTypes.includes(target.type)) {
-        violations.push({ path: itemPath(w.index, p.name), key: 'referenceNotFound', params: { type: p.range } });
-      } else if (p.owner && w.ownerPending && !this.placeUnder(w, target)) {
-        violations.push({ path: itemPath(w.index, p.name), key: 'invalidValue' });
+      const owner = p.owner && w.ownerPending ? this.model.types[w.object.type].owners.find((o) => o.property === p.name) : undefined;
+      const path = itemPath(w.index, p.name);
+      if (target && owner && !owner.parentTypes.includes(target.type)) {
+        violations.push({ path, key: 'parentCannotHold', params: { parentType: target.type, type: w.object.type } });
+      } else if (!target || !this.model.types[p.range!].concreteTypes.includes(target.type)) {
+        violations.push({ path, key: 'referenceNotFound', params: { type: p.range } });
+      } else if (owner && !this.placeUnder(w, target)) {
+        violations.push({ path, key: 'moveIntoOwnSubtree' });
       }
     }
   }
@@ -390,6 +418,75 @@ export class Writer {
     w.object.list = list.name;
     w.object.modelId = parent.modelId ?? parent.id;
     return true;
+  }
+
+  /**
+   * The checks of where objects are going (after checkReferences placed
+   * them): a move not into the object's own subtree, and the kind of model
+   * (decisions §7.1: a scheme's `modelType` decides what it may hold, the
+   * metamodel's `modelTypes` of each type): a new object, and a moved one
+   * with everything below it, must suit the kind of the model it lands in;
+   * a model whose kind changes must suit what it holds. Returns, per moved
+   * object that changes models, what is below it (locked), whose modelId
+   * follows (`followModel`).
+   */
+  async checkPlaces(prepared: PreparedWrite[], violations: ViolationList): Promise<Map<PreparedWrite, StoredObject[]>> {
+    const below = new Map<PreparedWrite, StoredObject[]>();
+    const moved = prepared.filter((w) => w.existing && w.existing.parentId !== w.object.parentId && w.object.parentId);
+    const ancestors = await this.store.ancestors(this.tenant, moved.map((w) => w.object.parentId!));
+    for (const w of moved) {
+      if (ancestors.get(w.object.parentId!)?.includes(w.object.id)) violations.push({ path: itemPath(w.index, this.ownerPath(w)), key: 'moveIntoOwnSubtree' });
+    }
+    const landing = prepared.filter((w) => w.object.modelId && w.object.modelId !== w.object.id && (!w.existing || w.existing.modelId !== w.object.modelId));
+    const inBatch = new Map(prepared.map((w) => [w.object.id, w.object]));
+    const roots = new Map((await this.store.byIds(this.tenant, [...new Set(landing.map((w) => w.object.modelId!))].filter((id) => !inBatch.has(id)))).map((o) => [o.id, o]));
+    for (const [id, o] of inBatch) roots.set(id, o);
+    for (const w of landing) {
+      const root = roots.get(w.object.modelId!);
+      const kind = root && this.kindOf(root);
+      const rest = w.existing ? await this.store.descendants(this.tenant, w.object.id) : [];
+      if (w.existing) below.set(w, rest);
+      if (!kind) continue;
+      const unfit = [w.object.type, ...new Set(rest.map((o) => o.type))].find((t) => this.model.types[t].modelTypes && !this.model.types[t].modelTypes!.includes(kind));
+      if (unfit) {
+        const allowed = this.model.types[unfit].modelTypes!.join(', ');
+        violations.push({ path: itemPath(w.index, w.existing ? this.ownerPath(w) : '_type'), key: 'wrongModelType', params: { modelType: kind, type: unfit, allowed } });
+      }
+    }
+    for (const w of prepared.filter((x) => x.existing && x.object.modelId === x.object.id)) {
+      const kind = this.kindOf(w.object);
+      const property = this.kindProperty(w.object.type);
+      if (!kind || !property || kind === w.existing!.props[property]) continue;
+      const unfit = (await this.store.typesInModel(this.tenant, w.object.id)).find((t) => this.model.types[t]?.modelTypes && !this.model.types[t].modelTypes!.includes(kind));
+      if (unfit) violations.push({ path: itemPath(w.index, property), key: 'modelTypeHoldsOthers', params: { modelType: kind, type: unfit } });
+    }
+    return below;
+  }
+
+  /**
+   * Everything below a moved object that changes models, with its modelId
+   * following (a new version each, so as-of reads show the model it was in).
+   */
+  followModel(below: Map<PreparedWrite, StoredObject[]>): StoredObject[] {
+    return [...below].flatMap(([w, objects]) => objects.map((o) => ({
+      ...o, modelId: w.object.modelId, version: o.version + 1, modifiedBy: this.actor, dateModified: w.object.dateModified,
+    })));
+  }
+
+  /** The parent reference a moved object names its new parent by (where it has one), for violation paths. */
+  private ownerPath(w: PreparedWrite): string {
+    return this.model.types[w.object.type].owners.find((o) => w.object.props[o.property] === w.object.parentId)?.property ?? 'parentId';
+  }
+
+  /** The property of a root type that says its kind of model (a scheme's `modelType`). */
+  private kindProperty(typeName: string): string | undefined {
+    return this.model.types[typeName]?.properties.find((p) => p.dataType === 'ENUMERATION' && p.range === MODEL_TYPES)?.name;
+  }
+
+  private kindOf(root: StoredObject): string | undefined {
+    const property = this.kindProperty(root.type);
+    const kind = property ? root.props[property] : undefined;
+    return typeof kind === 'string' ? kind : undefined;
   }
 
   /**

@@ -62,7 +62,7 @@ export async function seedMetamodel(trx: Knex.Transaction, raw: RawMetamodel, te
   const classifiers = new Map<string, StoredObject>();
   for (const name of Object.keys(raw.types)) {
     const t = raw.types[name];
-    const c = make('Classifier', scheme, 'classifiers', name, { abstract: t.abstract, pluralName: t.plural, root: t.root, labelFrom: t.labelFrom }, t.description);
+    const c = make('Classifier', scheme, 'classifiers', name, { abstract: t.abstract, pluralName: t.plural, root: t.root, labelFrom: t.labelFrom, modelTypes: t.modelTypes }, t.description);
     classifiers.set(name, c);
     ranges.set(name, c.id);
   }
@@ -114,6 +114,7 @@ export async function readMetamodel(knex: Knex): Promise<RawMetamodel> {
       ...(p.abstract ? { abstract: true } : {}),
       ...(p.root ? { root: true } : {}),
       ...(p.labelFrom ? { labelFrom: p.labelFrom as string } : {}),
+      ...(p.modelTypes ? { modelTypes: p.modelTypes as string } : {}),
       ...(c.description ? { description: c.description } : {}),
       properties: {},
     };

@@ -114,6 +114,28 @@ const databaseMigrations: string[] = [
      where type = 'Derivation' and props -> 'derivationFor' is not null;
    update $S.history set row = (row - 'derivationFor') || jsonb_build_object('derivedFrom', row -> 'derivationFor')
      where type = 'Derivation' and row -> 'derivationFor' is not null;`,
+  // Writable parent references (decisions §7.1): an object keeps the reference naming its parent (`inScheme`,
+  // `inCollection`, `inSystem`, `literalOf`), in the current objects and in every version kept, so that
+  // objects written before them show them, as of any time too.
+  `with owners(parent_type, property, child_types) as (values
+       ('Scheme', 'inScheme', array['Collection', 'Classifier', 'Enumeration', 'ReferenceObject', 'Processing', 'System', 'DataObject', 'UmlClass', 'Datatype']),
+       ('Collection', 'inCollection', array['Collection', 'Classifier', 'Enumeration', 'ReferenceObject', 'Processing', 'System', 'DataObject', 'UmlClass', 'Datatype', 'Dataset']),
+       ('System', 'inSystem', array['System']),
+       ('Enumeration', 'literalOf', array['Literal', 'ReferenceValue']),
+       ('ReferenceObject', 'literalOf', array['Literal', 'ReferenceValue']))
+   update $S.objects c set props = c.props || jsonb_build_object(w.property, c.parent_id)
+     from $S.objects p, owners w
+     where p.id = c.parent_id and p.type = w.parent_type and c.type = any(w.child_types) and c.props -> w.property is null;
+   with owners(parent_type, property, child_types) as (values
+       ('Scheme', 'inScheme', array['Collection', 'Classifier', 'Enumeration', 'ReferenceObject', 'Processing', 'System', 'DataObject', 'UmlClass', 'Datatype']),
+       ('Collection', 'inCollection', array['Collection', 'Classifier', 'Enumeration', 'ReferenceObject', 'Processing', 'System', 'DataObject', 'UmlClass', 'Datatype', 'Dataset']),
+       ('System', 'inSystem', array['System']),
+       ('Enumeration', 'literalOf', array['Literal', 'ReferenceValue']),
+       ('ReferenceObject', 'literalOf', array['Literal', 'ReferenceValue']))
+   update $S.history h set row = h.row || jsonb_build_object(w.property, h.parent_id)
+     from owners w
+     where h.parent_id is not null and h.type = any(w.child_types) and h.row -> w.property is null
+       and w.parent_type = (select ph.type from $S.history ph where ph.id = h.parent_id limit 1);`,
 ];
 
 /**

@@ -439,6 +439,41 @@ export class ObjectStore {
     return r.rows.map(fromRow);
   }
 
+  /** The technical keys above each object (its parent, the parent's parent … the root), by object. */
+  async ancestors(tenant: string, ids: string[]): Promise<Map<string, string[]>> {
+    const found = new Map(ids.map((id) => [id, [] as string[]]));
+    if (!ids.length) return found;
+    const r = await this.q.raw(
+      `with recursive up(start, parent_id, depth) as (
+         select id, parent_id, 0 from ${this.s}.objects where id = any(?::uuid[]) and tenant = ?
+         union all
+         select up.start, p.parent_id, up.depth + 1 from up join ${this.s}.objects p on p.id = up.parent_id where up.depth < 10000)
+       select start, parent_id from up where parent_id is not null order by start, depth`,
+      [ids, tenant],
+    );
+    for (const row of r.rows as { start: string; parent_id: string }[]) found.get(row.start)?.push(row.parent_id);
+    return found;
+  }
+
+  /** Everything below an object (its children, theirs …), locked for a change, in the order of their technical keys. */
+  async descendants(tenant: string, id: string): Promise<StoredObject[]> {
+    const r = await this.q.raw(
+      `with recursive down(id) as (
+         select id from ${this.s}.objects where parent_id = ? and tenant = ?
+         union
+         select o.id from down join ${this.s}.objects o on o.parent_id = down.id)
+       select ${COLUMNS} from ${this.s}.objects where id in (select id from down) order by id for no key update`,
+      [id, tenant],
+    );
+    return r.rows.map(fromRow);
+  }
+
+  /** The types of the objects of a model (those whose modelId is the root's). */
+  async typesInModel(tenant: string, modelId: string): Promise<string[]> {
+    const r = await this.q.raw(`select distinct type from ${this.s}.objects where model_id = ? and tenant = ? and id <> ? order by type`, [modelId, tenant, modelId]);
+    return r.rows.map((row: { type: string }) => row.type);
+  }
+
   /**
    * The children of objects but relations, locked for removal. The database
    * checks each row again once its lock is granted, so a child moved away by

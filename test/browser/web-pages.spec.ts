@@ -381,7 +381,9 @@ describe('user interface: the pages of a database', function () {
   });
 
   it('edits a reference value and keeps its time series (a list of records, edited as JSON)', async () => {
-    const law = await rest(web, 'POST', `/rest/${db}/schemes/Orders/enumerations`, 201, { _type: 'ReferenceObject', label: 'Tax law' });
+    // Reference objects stand in reference data models (decisions §7.1).
+    await rest(web, 'POST', `/rest/${db}/schemes`, 201, { _type: 'Scheme', label: 'Laws', modelType: 'ReferenceDataModel' });
+    const law = await rest(web, 'POST', `/rest/${db}/schemes/Laws/enumerations`, 201, { _type: 'ReferenceObject', label: 'Tax law' });
     const timeSeries = [{ code: 'TL', shortText: 'Tax law', validFrom: Date.UTC(2020, 0, 1) }];
     const value = await rest(web, 'POST', `/rest/${db}/enumerations/${law.id}/literals`, 201, { _type: 'ReferenceValue', label: 'TL', timeSeries });
     const page = await signedIn({}, pageOf(value));

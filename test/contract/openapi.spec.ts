@@ -43,10 +43,21 @@ function goodValue(schema: Json, doc: Json, ids: Record<string, string>, fresh: 
   switch (kind) {
     case 'object': {
       const out: Json = {};
+      const ownType = s.properties?._type?.const;
+      let parented = false;
       for (const [name, property] of Object.entries<Json>(s.properties ?? {})) {
-        // The owner reference is mandatory where an object is created at the top level of its type (`POST /rest/{db}/attributes`).
+        // A parent reference is mandatory where an object is created at the top level of its type (`POST /rest/{db}/attributes`):
+        // one of them (decisions §7.1), the one the fixtures have a parent for in a model of the kind that holds the type.
         const owner = topLevel && /Names the parent object/.test(property.description ?? '');
-        const mandatory = owner || (s.required ?? []).includes(name) || /Mandatory/.test(property.description ?? '') || name === 'label';
+        if (owner) {
+          const parent = ids[`${ownType}.${name}`];
+          const last = !Object.keys(s.properties).slice(Object.keys(s.properties).indexOf(name) + 1)
+            .some((n) => /Names the parent object/.test(s.properties[n].description ?? '') && ids[`${ownType}.${n}`]);
+          if (!parented && (parent || last)) out[name] = parent ?? goodValue(property, doc, ids, fresh, depth + 1);
+          parented ||= name in out;
+          continue;
+        }
+        const mandatory = (s.required ?? []).includes(name) || /Mandatory/.test(property.description ?? '') || name === 'label';
         if (mandatory && !property.readOnly && depth < 4) out[name] = goodValue(property, doc, ids, fresh, depth + 1);
       }
       return out;

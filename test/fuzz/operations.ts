@@ -80,17 +80,22 @@ export async function makeFixtures(t: TestService, db: string, spare: string, ro
   const group = await post(`organizations/${org.id}/groups`, { _type: 'Group', label: 'G' });
   const attribution = await post(`schemes/${scheme.id}/attributedTo`, { _type: 'Attribution', attributedTo: person.id });
   const derivation = await post(`attributes/${attribute.id}/derivedTo`, { _type: 'Derivation', derivedTo: other.id });
-  // The types of decisions §7.1.
-  const dataset = await post(`collections/${collection.id}/datasets`, { _type: 'Dataset', label: 'DS' });
+  // The types of decisions §7.1, each in a model of a kind that holds it.
+  const catalog = await post('schemes', { _type: 'Scheme', label: `Fuzz catalog${s}`, modelType: 'DataCatalog' });
+  const catalogFolder = await post(`schemes/${catalog.id}/collections`, { _type: 'Collection', label: 'Col' });
+  const systemCatalog = await post('schemes', { _type: 'Scheme', label: `Fuzz systems${s}`, modelType: 'SystemCatalog' });
+  const dataModel = await post('schemes', { _type: 'Scheme', label: `Fuzz data model${s}`, modelType: 'DataModel' });
+  const referenceModel = await post('schemes', { _type: 'Scheme', label: `Fuzz reference data${s}`, modelType: 'ReferenceDataModel' });
+  const dataset = await post(`collections/${catalogFolder.id}/datasets`, { _type: 'Dataset', label: 'DS' });
   const distribution = await post(`datasets/${dataset.id}/distributions`, { _type: 'Distribution', label: 'CSV' });
-  const system = await post(`schemes/${scheme.id}/systems`, { _type: 'System', label: 'Sys' });
+  const system = await post(`schemes/${systemCatalog.id}/systems`, { _type: 'System', label: 'Sys' });
   const deployment = await post(`datasets/${dataset.id}/deployments`, { _type: 'Deployment', deploymentOf: dataset.id, deployedIn: system.id });
-  const dataObject = await post(`schemes/${scheme.id}/dataObjects`, { _type: 'DataObject', label: 'DO' });
-  const umlClass = await post(`schemes/${scheme.id}/dataObjects`, { _type: 'UmlClass', label: 'UC' });
+  const dataObject = await post(`schemes/${dataModel.id}/dataObjects`, { _type: 'DataObject', label: 'DO' });
+  const umlClass = await post(`schemes/${dataModel.id}/dataObjects`, { _type: 'UmlClass', label: 'UC' });
   const umlAttribute = await post(`umlClasses/${umlClass.id}/attributes`, { _type: 'UmlAttribute', label: 'UA' });
   const composition = await post(`umlClasses/${umlClass.id}/compositions`, { _type: 'Composition', hasRange: dataObject.id });
-  const datatype = await post(`schemes/${scheme.id}/datatypes`, { _type: 'Datatype', label: 'DT' });
-  const referenceObject = await post(`schemes/${scheme.id}/enumerations`, { _type: 'ReferenceObject', label: 'RO' });
+  const datatype = await post(`schemes/${dataModel.id}/datatypes`, { _type: 'Datatype', label: 'DT' });
+  const referenceObject = await post(`schemes/${referenceModel.id}/enumerations`, { _type: 'ReferenceObject', label: 'RO' });
   const referenceValue = await post(`referenceObjects/${referenceObject.id}/literals`, { _type: 'ReferenceValue', label: 'RV', timeSeries: [{ code: 'RV' }] });
   const usage = await post(`processings/${processing.id}/usages`, { _type: 'Usage', usageOf: dataset.id });
   const postOfOrg = await post(`organizations/${org.id}/posts`, { _type: 'Post', label: 'P' });
@@ -115,7 +120,9 @@ export async function makeFixtures(t: TestService, db: string, spare: string, ro
     scheme, classifier, attribute, enumeration, literal, collection, processing, org, person, group, attribution, derivation, tenant, user,
     dataset, distribution, system, deployment, dataObject, umlClass, umlAttribute, composition, datatype, referenceObject, referenceValue, usage, postOfOrg, holdsPost,
   ];
-  const ids: Record<string, string> = { ...Object.fromEntries(made.map((o) => [o._type, o.id])), Asset: scheme.id, Activity: processing.id, Resource: org.id };
+  // Where a new object of a type may stand, by `<type>.<parent reference>`: the parent of the fixture of that type (in a model of its kind).
+  const parents = Object.fromEntries(made.flatMap((o) => ['inScheme', 'inCollection', 'inSystem', 'literalOf'].filter((r) => typeof o[r] === 'string').map((r) => [`${o._type}.${r}`, o[r]])));
+  const ids: Record<string, string> = { ...Object.fromEntries(made.map((o) => [o._type, o.id])), Asset: scheme.id, Activity: processing.id, Resource: org.id, ...parents };
   return { db, spare, keys, ids, job: String((await job.json()).id), accessKey: key.id, editor, reader };
 }
 

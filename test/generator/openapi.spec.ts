@@ -56,7 +56,7 @@ describe('generator/emitters/openapi', () => {
     for (const [plural, typeName] of Object.entries(standardModel.plurals)) {
       const type = standardModel.types[typeName];
       const creatable = Boolean(standardModel.rootLists[plural]
-        || type.concreteTypes.some((c) => standardModel.types[c].ownerProperty || standardModel.types[c].root));
+        || type.concreteTypes.some((c) => standardModel.types[c].owners.length || standardModel.types[c].root));
       expect(document.paths[`/rest/{db}/${plural}`], plural).to.have.property('get');
       expect(Boolean(document.paths[`/rest/{db}/${plural}`].post), plural).to.equal(creatable);
       // Every top-level list is written as a whole too.
@@ -65,7 +65,9 @@ describe('generator/emitters/openapi', () => {
     expect(document.paths['/rest/{db}/schemes'].post.operationId).to.equal('createScheme');
     // Attributes name their domain (hasDomain): an asset can be created at the top level as one.
     expect(document.paths['/rest/{db}/assets'].post.description).to.match(/hasDomain/);
-    expect(document.paths['/rest/{db}/classifiers']).not.to.have.property('post');
+    // Classifiers name their parent (inScheme or inCollection, decisions §7.1): created in the flat list too; distributions name none.
+    expect(document.paths['/rest/{db}/classifiers'].post.description).to.match(/inCollection.*inScheme|inScheme.*inCollection/);
+    expect(document.paths['/rest/{db}/distributions']).not.to.have.property('post');
   });
 
   it('describes each list of each type, inverse lists read-only', () => {

@@ -63,13 +63,13 @@ describe('REST interface: links of objects', () => {
   after(() => t.close());
 
   describe('the parent, named after the relation that holds the object', () => {
-    it('is inScheme, inCollection, inEnumeration or inOrganization after the parent\'s type, besides parent', async () => {
+    it('is inScheme, inCollection, literalOf or inOrganization after the relation that holds it, besides parent', async () => {
       const cases: [Json, string, string][] = [
         [top, 'inScheme', `schemes/${scheme.id}`],
         [inner, 'inCollection', `collections/${top.id}`],
         [cls, 'inCollection', `collections/${inner.id}`],
         [en, 'inScheme', `schemes/${scheme.id}`],
-        [literal, 'inEnumeration', `enumerations/${en.id}`],
+        [literal, 'literalOf', `enumerations/${en.id}`],
         [group, 'inOrganization', `organizations/${org.id}`],
       ];
       for (const [o, relation, target] of cases) {

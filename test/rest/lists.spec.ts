@@ -57,9 +57,11 @@ describe('REST interface: lists', () => {
     it('refuses POST on an object path (405) and on a list whose objects need a parent the path does not give (400)', async () => {
       const { a } = await schemeWithClassifiers('Post Refused');
       await call('POST', `classifiers/${a.id}`, 405, { _type: 'Classifier', label: 'X' });
-      await call('POST', 'classifiers', 405, { _type: 'Classifier', label: 'X' });
+      // Distributions name no parent: their flat list takes none. Classifiers name theirs (decisions §7.1), one of two references.
+      await call('POST', 'distributions', 405, { _type: 'Distribution', label: 'X' });
       const body = await call('POST', 'assets', 400, { _type: 'Classifier', label: 'X' });
-      expect(body.violations.map((v: Json) => v.path)).to.deep.equal(['_type']);
+      expect(body.violations.map((v: Json) => v.path)).to.deep.equal(['inCollection']);
+      expect((await call('POST', 'assets', 400, { _type: 'Distribution', label: 'X' })).violations.map((v: Json) => v.path)).to.deep.equal(['_type']);
     });
 
     it('creates a root object through a list of a supertype in its own root list', async () => {

@@ -302,6 +302,9 @@ describe('metamodel, second edition: a database written before it', function () 
     const knex = t.service.storage.knex;
     await knex.raw(`update ${s}.objects set props = (props - 'derivedFrom') || jsonb_build_object('derivationFor', props -> 'derivedFrom') where type = 'Derivation'`);
     await knex.raw(`update ${s}.history set row = (row - 'derivedFrom') || jsonb_build_object('derivationFor', row -> 'derivedFrom') where type = 'Derivation'`);
+    // Nor the parent references (decisions §7.1; the sixth migration fills them in, as of before too).
+    await knex.raw(`update ${s}.objects set props = props - 'inScheme' where type = 'Classifier'`);
+    await knex.raw(`update ${s}.history set row = row - 'inScheme' where type = 'Classifier'`);
     // The fifth migration of a database is the one this edition brings.
     await knex.raw(`delete from ${s}.schema_migrations where version >= 5`);
     for (const view of ['dataset_view', 'dataset_version_view', 'usage_view', 'holds_post_view']) await knex.raw(`drop view ${s}.${view}`);
@@ -317,14 +320,19 @@ describe('metamodel, second edition: a database written before it', function () 
     const before = await ok(t, 'GET', `${rest}/derivations/${derivation.id}?version=${written}`);
     expect(before).to.include({ derivedFrom: from.id });
     expect(before).to.not.have.property('derivationFor');
+    const scheme = await ok(t, 'GET', `${rest}/schemes/Alt`);
+    expect(await ok(t, 'GET', `${rest}/schemes/Alt/classifiers/Kunde`)).to.include({ inScheme: scheme.id });
+    expect(await ok(t, 'GET', `${rest}/schemes/Alt/classifiers/Kunde?version=${written}`)).to.include({ inScheme: scheme.id });
     expect((await ok(t, 'GET', `${rest}/schemes/Alt/classifiers/Kunde/attributes/kurzname/derivedFrom`))._embedded.derivedFrom.map((d: Json) => d.id)).to.deep.equal([derivation.id]);
     // Written back as read, it keeps its place.
     const patched = await ok(t, 'PATCH', `${rest}/derivations/${derivation.id}`, { qualifier: 'gekürzt' });
     expect(patched).to.include({ derivedFrom: from.id, parentId: from.id, qualifier: 'gekürzt' });
     expect(await rows(t, db, `select derived_from, qualifier from derivation_view`)).to.deep.equal([{ derived_from: from.id, qualifier: 'gekürzt' }]);
     expect(await rows(t, db, `select count(*)::int as n from dataset_view`)).to.deep.equal([{ n: 0 }]);
-    await ok(t, 'POST', `${rest}/schemes/Alt/collections`, { _type: 'Collection', label: 'Daten' });
-    await ok(t, 'POST', `${rest}/schemes/Alt/collections/Daten/datasets`, { _type: 'Dataset', label: 'Kunden' });
+    // Datasets stand in data catalogs (decisions §7.1).
+    await ok(t, 'POST', `${rest}/schemes`, { _type: 'Scheme', label: 'Katalog', modelType: 'DataCatalog' });
+    await ok(t, 'POST', `${rest}/schemes/Katalog/collections`, { _type: 'Collection', label: 'Daten' });
+    await ok(t, 'POST', `${rest}/schemes/Katalog/collections/Daten/datasets`, { _type: 'Dataset', label: 'Kunden' });
     expect(await rows(t, db, `select label from dataset_view`)).to.deep.equal([{ label: 'Kunden' }]);
     // Deleting the attribute derived from removes the derivation, as before.
     await ok(t, 'DELETE', `${rest}/attributes/${from.id}`);

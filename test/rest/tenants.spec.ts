@@ -60,7 +60,18 @@ describe('REST interface: tenants', () => {
   });
 
   it('does not let writes reach another tenant\'s objects', async () => {
-    await call('PATCH', `classifiers/${inSecond.classifier.id}`, 404, { title: 'hijacked' });
+    // A classifier may be created by PUT/PATCH on its technical key (it names its parent, decisions §7.1): a PATCH of another
+    // tenant's is a create here, refused without a parent and a label; that classifier stays as it was (below).
+    const refused = await call('PATCH', `classifiers/${inSecond.classifier.id}`, 400, { title: 'hijacked' });
+    expect(refused.violations.map((v: Json) => v.path)).to.deep.equal(['inCollection', 'label']);
+    const named = await call('PUT', `classifiers/${inSecond.classifier.id}`, 409, { _type: 'Classifier', label: 'Hijacked', inScheme: inDefault.scheme.id });
+    expect(named.violations.map((v: Json) => v.path)).to.deep.equal(['id']);
+    // Nor can an object be moved under another tenant's (decisions §7.1): the parent reference names nothing here.
+    const own = await call('POST', 'schemes/Shared%20Name/classifiers', 201, { _type: 'Classifier', label: 'Own' });
+    const moved = await call('PATCH', `classifiers/${own.id}`, 400, { inScheme: inSecond.scheme.id });
+    expect(moved.violations.map((v: Json) => v.path)).to.deep.equal(['inScheme']);
+    expect((await call('GET', 'schemes/Shared%20Name/classifiers', 200, undefined, second)).total).to.equal(1);
+    await call('DELETE', `classifiers/${own.id}`, 204);
     await call('DELETE', `schemes/${inSecond.scheme.id}`, 404);
     await call('PUT', `persons/${inSecond.person.id}`, 409, { _type: 'Person', givenName: 'Hijacked', agentOf: inDefault.org.id });
     await call('POST', `organizations/${inDefault.org.id}/persons`, 400, { _type: 'Person', givenName: 'X', agentOf: inSecond.org.id });

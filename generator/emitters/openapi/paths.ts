@@ -91,9 +91,9 @@ function topLevelPath(model: Metamodel, t: TypeDef): Json {
 }
 
 function createOperation(model: Metamodel, t: TypeDef): Json {
-  const owners = [...new Set(t.concreteTypes.map((c) => model.types[c].ownerProperty).filter((p): p is string => !!p))];
+  const owners = [...new Set(t.concreteTypes.flatMap((c) => model.types[c].owners.map((o) => o.property)))].sort();
   const parent = owners.length
-    ? `The new object's parent is the object named by ${owners.map((p) => `\`${p}\``).join(' or ')}.`
+    ? `The new object's parent is the object named by ${owners.map((p) => `\`${p}\``).join(' or ')} (one of them; a parent of a type that cannot hold it, or a scheme of a kind that may not, is a 400).`
     : 'The new object stands at the top level.';
   return {
     operationId: `create${t.name}`,
