@@ -23,6 +23,9 @@ export function Header({ menuOpen, onMenu }: { menuOpen?: boolean; onMenu?: () =
       {app.db && mayQuery(app) && (
         <a class="console-link" href={app.link(`${web}/${encodeURIComponent(app.db)}/query`)}>{app.t('queryConsole')}</a>
       )}
+      {app.db && mayQuery(app) && (
+        <a class="tenant-link" href={`${web}/${encodeURIComponent(app.db)}/tenant`}>{app.t('tenantPage')}</a>
+      )}
       <div class="who">
         {app.session && <span class="person">{app.t('signedInAs', { loginId: app.session.loginId })}</span>}
         {app.session?.tenantLabel && <span class="tenant">{app.t('tenant', { tenant: app.session.tenantLabel })}</span>}
