@@ -209,7 +209,7 @@ function Users() {
       {!page && !error && <p role="status">{app.t('loading')}</p>}
       {page && (
         <>
-          <p class="hint">{page.total !== undefined ? app.t('usersTotal', { count: page.total }) : ''}</p>
+          <p class="hint">{page.total === undefined ? '' : page.total === 1 ? app.t('usersTotalOne') : app.t('usersTotal', { count: page.total })}</p>
           <div class="table-wrap">
             <table class="users">
               <thead><tr>
@@ -445,7 +445,7 @@ function AccessKeys({ user, onClose }: { user: User; onClose(): void }) {
     <section class="object-form access-keys" aria-labelledby="keys-heading">
       <h3 id="keys-heading" tabIndex={-1} ref={heading}>{app.t('accessKeysOf', { loginId: user.loginId })}</h3>
       {created && (
-        <div class="created-key" role="region" aria-label={app.t('keyNew')}>
+        <div class="created-key">
           <p class="warning"><strong>{app.t('keyShownOnce')}</strong></p>
           <label for="created-key">{app.t('keyNew')}</label>
           <div class="copy-row">
@@ -551,8 +551,9 @@ function Rules() {
     const [row] = next.splice(i, 1);
     next.splice(i + by, 0, row);
     setRows(next);
-    // The button pressed moves with its row; keep the focus on it.
-    requestAnimationFrame(() => document.getElementById(`rule-${row.key}-${by < 0 ? 'up' : 'down'}`)?.focus());
+    // The button pressed moves with its row: the focus stays on it, or on its opposite where the row reached an end.
+    const edge = i + by === 0 || i + by === next.length - 1;
+    requestAnimationFrame(() => document.getElementById(`rule-${row.key}-${(by < 0) !== edge ? 'up' : 'down'}`)?.focus());
   };
 
   const save = async (e: Event) => {
