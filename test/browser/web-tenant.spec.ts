@@ -41,7 +41,7 @@ describe('user interface: the tenant page', function () {
     await createUser(web.t, db, { ...reader, accessLevel: 'READ_ONLY' });
     await createUser(web.t, db, { ...steward, accessLevel: 'ADMINISTRATOR' });
     // Enough users for a second page of the list (20 a page).
-    for (let i = 0; i < 20; i++) await createUser(web.t, db, { loginId: `bulk-${String(i).padStart(2, '0')}`, accessLevel: 'READ_ONLY' });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => createUser(web.t, db, { loginId: `bulk-${String(i).padStart(2, '0')}`, accessLevel: 'READ_ONLY' })));
     await rest(web, 'POST', `/rest/${db}/schemes`, 201, { _type: 'Scheme', label: 'Zoo' });
   });
   beforeEach(async () => {
@@ -105,7 +105,14 @@ describe('user interface: the tenant page', function () {
     await second.page.getByText('Signed in as carla').waitFor();
     expect(await second.page.getByRole('link', { name: 'Tenant', exact: true }).count()).to.equal(0);
 
-    // Filter by login ID; edit: the password is never shown back; the system administrator column is not editable.
+    // Filter by access level, then by login ID.
+    const filter = page.locator('form.filter');
+    await filter.getByLabel('Access level').selectOption('ADMINISTRATOR');
+    await filter.getByRole('button', { name: 'Filter' }).click();
+    await page.getByText('One user matches.').waitFor();
+    await row(page, 'tenant-steward').waitFor();
+    await filter.getByLabel('Access level').selectOption('');
+    // Edit: the password is never shown back; the system administrator column is not editable.
     await page.getByLabel('Login ID (exact)').fill('carla');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.getByText('One user matches.').waitFor();
@@ -334,6 +341,10 @@ describe('user interface: the tenant page', function () {
       await page.goto(`${web.base}/web/${db}/tenant`);
       await page.getByRole('alert').filter({ hasText: 'Only administrators of the tenant may manage' }).waitFor();
       expect(await page.locator('table.users').count()).to.equal(0);
+      // Who the system administrators are is told to administrators only.
+      const session = await page.evaluate(async (url) => (await fetch(url)).json(), `${web.base}/web/session?database=${db}`);
+      expect(session.loginId).to.equal(who.loginId);
+      expect(session).not.to.have.property('systemAdministrators');
       const as = { auth: who };
       const statuses = await Promise.all([
         web.t.request(`/rest/${db}/users`, as),

@@ -532,7 +532,8 @@ function toRule(row: RuleRow): Rule {
 function Rules() {
   const app = useApp();
   const db = app.db!;
-  const tenant = app.session?.tenantLabel ?? '';
+  // By technical key: a rename of the tenant does not change it.
+  const tenant = app.session?.tenant ?? app.session?.tenantLabel ?? '';
   const [rows, setRows] = useState<RuleRow[] | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [problems, setProblems] = useState<string[]>([]);
@@ -879,6 +880,8 @@ function Tenants() {
       setNotice(app.t('tenantRenamed', { from: tenant?.label ?? '', to: renaming.label.trim() }));
       setRenaming(undefined);
       setTick((n) => n + 1);
+      // The login tenant's new label, in the header and the page's heading.
+      if (renaming.id === app.session?.tenant) app.setSession(await app.api.session(db));
     } catch (err) {
       setRenaming({ ...renaming, error: violationsOf(err).join(' ') });
     }
