@@ -22,6 +22,7 @@ import { download as downloadProfile, upload } from '../plugins/profiles/fixture
 import { closePages, open, rest, signIn, startWeb, type Json, type Web } from './web.ts';
 
 const BAD_ANNOTATIONS = 'Classifier:\n  customProperties:\n    ticket: { baseType: NOPE }\n';
+const MARKUP = '<img src=x onerror="document.title=\'owned\'">';
 const GOOD_ANNOTATIONS = 'Classifier:\n  customProperties:\n    ticket:\n      label: Vorgang\n      labelEn: Ticket number\n      baseType: STRING\n';
 
 describe('user interface: the tenant page', function () {
@@ -41,7 +42,9 @@ describe('user interface: the tenant page', function () {
     await createUser(web.t, db, { ...reader, accessLevel: 'READ_ONLY' });
     await createUser(web.t, db, { ...steward, accessLevel: 'ADMINISTRATOR' });
     // Enough users for a second page of the list (20 a page).
-    await Promise.all(Array.from({ length: 20 }, (_, i) => createUser(web.t, db, { loginId: `bulk-${String(i).padStart(2, '0')}`, accessLevel: 'READ_ONLY' })));
+    await Promise.all(Array.from({ length: 19 }, (_, i) => createUser(web.t, db, { loginId: `bulk-${String(i + 1).padStart(2, '0')}`, accessLevel: 'READ_ONLY' })));
+    // A name that is markup: shown as text.
+    await rest(web, 'POST', `/rest/${db}/users`, 201, { _type: 'User', loginId: 'bulk-00', accessLevel: 'READ_ONLY', givenName: MARKUP, familyName: 'Tables' });
     await rest(web, 'POST', `/rest/${db}/schemes`, 201, { _type: 'Scheme', label: 'Zoo' });
   });
   beforeEach(async () => {
@@ -81,6 +84,8 @@ describe('user interface: the tenant page', function () {
     // The first page of 23 users (sorted by login ID), then the next.
     await page.getByText('23 users match.').waitFor();
     expect(await usersTable(page).locator('tbody tr').count()).to.equal(20);
+    expect(await row(page, 'bulk-00').locator('td').first().textContent()).to.equal(`${MARKUP} Tables`);
+    expect(await usersTable(page).locator('img').count()).to.equal(0);
     await page.getByRole('button', { name: 'Next page' }).click();
     await row(page, 'tenant-steward').waitFor();
     expect(await usersTable(page).locator('tbody tr').count()).to.equal(3);
@@ -149,8 +154,9 @@ describe('user interface: the tenant page', function () {
     await row(page, 'robot').getByRole('button', { name: 'Access keys robot' }).click();
     const panel = page.getByRole('region', { name: 'Access keys of robot' });
     await panel.getByText('This user has no access keys.').waitFor();
+    // With the keyboard: Enter in the form creates the key.
     await panel.getByLabel('Description').fill('nightly import');
-    await panel.getByRole('button', { name: 'Create an access key' }).click();
+    await panel.getByLabel('Description').press('Enter');
     await panel.getByText(/shown only this once/).waitFor();
     const key = await panel.getByLabel('New access key').inputValue();
     expect(key).to.match(/^\S{20,}$/);
@@ -176,7 +182,13 @@ describe('user interface: the tenant page', function () {
     await panel.getByRole('button', { name: 'Revoke nightly import' }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByText(/Calls with it are refused at once/).waitFor();
-    await dialog.getByRole('button', { name: 'Revoke' }).click();
+    // The dialog has the focus; Escape leaves it without revoking, Enter on its button revokes.
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await call()).status).to.equal(200);
+    await panel.getByRole('button', { name: 'Revoke nightly import' }).click();
+    await dialog.getByRole('button', { name: 'Revoke' }).focus();
+    await page.keyboard.press('Enter');
     await panel.getByText('The access key "nightly import" was revoked.').waitFor();
     await panel.getByText('This user has no access keys.').waitFor();
     expect((await call()).status).to.equal(401);
@@ -227,7 +239,7 @@ describe('user interface: the tenant page', function () {
     await rules.getByRole('button', { name: 'Move up (Rule 2)' }).focus();
     await page.keyboard.press('Enter');
     // The row reached the top: the focus is on its other move button, in the row's new place.
-    expect(await page.evaluate(() => document.activeElement?.textContent)).to.equal('Move down (Rule 1)');
+    await page.waitForFunction(() => document.activeElement?.textContent === 'Move down (Rule 1)', undefined, { timeout: 5000 });
     await rules.getByRole('group', { name: 'Rule 1' }).getByLabel('Action').evaluate((s) => (s as HTMLSelectElement).value).then((v) => expect(v).to.equal('DENY'));
     await page.getByRole('button', { name: 'Save the rules' }).click();
     await page.getByText('The access rules were saved.').waitFor();
