@@ -91,6 +91,7 @@ async function send(app: AppState, method: string, path: string, body?: BodyInit
 
 /** A confirmation in a modal dialog: the question, and the action's own button. */
 function Confirm({ open, title, text, action, onConfirm, onClose }: { open: boolean; title: string; text: string; action: string; onConfirm(): void; onClose(): void }) {
+  const app = useApp();
   const dialog = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = dialog.current;
@@ -105,7 +106,7 @@ function Confirm({ open, title, text, action, onConfirm, onClose }: { open: bool
         <p>{text}</p>
         <div class="actions">
           <button type="submit" class="danger">{action}</button>
-          <button type="button" onClick={onClose}>{useApp().t('cancel')}</button>
+          <button type="button" onClick={onClose}>{app.t('cancel')}</button>
         </div>
       </form>
     </dialog>
