@@ -380,6 +380,10 @@ describe('user interface: the tenant page', function () {
     await page.getByRole('button', { name: 'Benutzer anlegen' }).click();
     await page.locator('form.user-form').getByLabel('Zugriffsstufe').waitFor();
     await page.getByRole('button', { name: 'Regel hinzufügen' }).click();
+    await row(page, 'bulk-01').getByRole('button', { name: 'Zugriffsschlüssel bulk-01' }).click();
+    await page.getByRole('region', { name: 'Zugriffsschlüssel von bulk-01' }).getByText('Dieser Benutzer hat keine Zugriffsschlüssel.').waitFor();
+    await page.getByRole('button', { name: 'Als YAML bearbeiten profile' }).click();
+    await page.getByRole('textbox', { name: 'YAML des Profils profile' }).waitFor();
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).to.be.at.most(390);
     expect(await axe(page)).to.deep.equal([]);
   });
