@@ -16794,6 +16794,8 @@ export interface components {
             /** @description The sign-in method, e.g. `basic`, `directory`, `oidc`. */
             method: string;
             systemAdmin: boolean;
+            /** @description The login IDs of the system administrators (`SERVICE_ADMIN_USER`); only for administrators of the database, in a database's session. */
+            systemAdministrators?: string[];
             /**
              * Format: uuid
              * @description Technical key of the login tenant.

@@ -29,6 +29,7 @@ const sessionBody = {
     tenantLabel: { type: 'string', description: 'Label of the login tenant.' },
     accessLevel: { type: 'string', enum: ['READ_ONLY', 'EDITOR', 'ADMINISTRATOR'] },
     systemAdmin: { type: 'boolean' },
+    systemAdministrators: { type: 'array', items: { type: 'string' }, description: 'The login IDs of the system administrators (`SERVICE_ADMIN_USER`); only for administrators of the database, in a database\'s session.' },
     method: { type: 'string', description: 'The sign-in method, e.g. `basic`, `directory`, `oidc`.' },
     logoutUrl: { type: 'string', description: 'Where Logout leads (`SERVICE_LOGOUT_URL`).' },
   },

@@ -36,6 +36,8 @@ export function sessionBody(o: SessionRoutes, ctx: Context, principal: Principal
     ...(principal.tenant ? { tenant: principal.tenant, tenantLabel: principal.tenantLabel } : {}),
     accessLevel: principal.accessLevel,
     systemAdmin: principal.systemAdmin,
+    // The tenant page shows who is a system administrator (not editable there); only administrators of a database learn it.
+    ...(scope !== null && (principal.systemAdmin || principal.accessLevel === 'ADMINISTRATOR') ? { systemAdministrators: [...o.host.config.adminUsers] } : {}),
     method: principal.method,
     ...(o.logoutTemplate ? { logoutUrl: logoutUrl(o.logoutTemplate, scope === null ? `${base}/web/admin` : databaseUiUrl(base, scope)) } : {}),
   };

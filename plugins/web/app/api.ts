@@ -32,6 +32,8 @@ export interface WebSession {
   tenantLabel: string;
   accessLevel: string;
   systemAdmin: boolean;
+  /** The login IDs of the system administrators (SERVICE_ADMIN_USER), told to administrators of a database only. */
+  systemAdministrators?: string[];
   method: string;
   logoutUrl?: string;
 }

@@ -26,6 +26,9 @@ export function Header({ menuOpen, onMenu }: { menuOpen?: boolean; onMenu?: () =
       {app.db && app.session && (
         <a class="jobs-link" href={app.link(`${web}/${encodeURIComponent(app.db)}/jobs`)}>{app.t('jobsPage')}</a>
       )}
+      {app.db && mayQuery(app) && (
+        <a class="tenant-link" href={`${web}/${encodeURIComponent(app.db)}/tenant`}>{app.t('tenantPage')}</a>
+      )}
       <div class="who">
         {app.session && <span class="person">{app.t('signedInAs', { loginId: app.session.loginId })}</span>}
         {app.session?.tenantLabel && <span class="tenant">{app.t('tenant', { tenant: app.session.tenantLabel })}</span>}

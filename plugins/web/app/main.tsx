@@ -17,6 +17,7 @@ import { ObjectPage, objectPath } from './object.tsx';
 import { AdminPage } from './admin.tsx';
 import type { QueryConsole as QueryConsoleType } from './console.tsx';
 import { JobsPanel } from './jobs.tsx';
+import type { TenantPage as TenantPageType } from './tenant.tsx';
 
 const configElement = document.getElementById('service-config');
 const config: ServiceConfig = {
@@ -184,7 +185,7 @@ function DatabaseLayout({ plural, id }: { plural?: string; id?: string }) {
           <Tree />
         </nav>
         <main id="main" tabIndex={-1}>
-          {plural === QUERY_PAGE && !id ? <QueryPage /> : plural === JOBS_PAGE && !id ? <JobsPanel db={app.db!} headingLevel={1} /> : plural && id ? <ObjectPage key={`${plural}/${id}/${app.version ?? ''}`} plural={plural} id={id} /> : plural ? <p class="error">{app.t('notFound')}</p> : (
+          {plural === QUERY_PAGE && !id ? <QueryPage /> : plural === JOBS_PAGE && !id ? <JobsPanel db={app.db!} headingLevel={1} /> : plural === TENANT_PAGE && !id ? <TenantRoute /> : plural && id ? <ObjectPage key={`${plural}/${id}/${app.version ?? ''}`} plural={plural} id={id} /> : plural ? <p class="error">{app.t('notFound')}</p> : (
             <section>
               <h1>{app.db}</h1>
               <p>{app.t('dbWelcome')}</p>
@@ -201,6 +202,22 @@ export const JOBS_PAGE = 'jobs';
 
 /** The segment of the query console's address, `/web/<db>/query` (no type's plural is `query`). */
 export const QUERY_PAGE = 'query';
+
+/** The segment of the tenant page's address, `/web/<db>/tenant` (no type's plural is `tenant`). */
+export const TENANT_PAGE = 'tenant';
+
+/** The tenant page (users, access keys, access rules, profiles, tenants); its code is fetched only when the page opens. It says itself who may not. */
+function TenantRoute() {
+  const app = useApp();
+  const [Page, setPage] = useState<{ c: typeof TenantPageType } | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  useEffect(() => {
+    import('./tenant.tsx').then((m) => setPage({ c: m.TenantPage }), (e) => setError(String((e as Error).message ?? e)));
+  }, []);
+  if (error) return <p class="error" role="alert">{app.t('error', { message: error })}</p>;
+  if (!Page) return <p role="status">{app.t('loading')}</p>;
+  return <Page.c />;
+}
 
 /** The query console, for administrators; its code (CodeMirror with it) is fetched only when the page opens. */
 function QueryPage() {
