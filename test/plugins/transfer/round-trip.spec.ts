@@ -1,0 +1,84 @@
+/**
+ * Decisions §8: a download uploaded into an empty database gives the same
+ * download again, byte for byte, in JSON and YAML.
+ */
+import { expect } from 'chai';
+import { createDatabase, startService, type TestService } from '../../helpers/service.ts';
+import { downloaded, financeModel, otherModels, uploaded } from './fixtures.ts';
+
+describe('transfer: round trip', () => {
+  let t: TestService;
+  let db: string;
+  let json: string;
+  before(async () => {
+    t = await startService();
+    db = await createDatabase(t);
+    await financeModel(t, db);
+    const d = await downloaded(t, db, '/schemes/Finance/download');
+    expect(d.status, d.text).to.equal(200);
+    json = d.text;
+  });
+  after(() => t?.close());
+
+  it('writes the model as one nested tree, by business key, with custom properties, in a file named after it', async () => {
+    const d = await downloaded(t, db, '/schemes/Finance/download');
+    expect(d.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+    expect(d.headers.get('content-disposition')).to.equal('attachment; filename="Finance.json"');
+    const tree = JSON.parse(json);
+    expect(tree).to.include({ _type: 'Scheme', label: 'Finance', description: 'Line one,\n"quoted"' });
+    expect(tree.customProperties).to.deep.equal({ modellversion: '2.1' });
+    expect(Object.keys(tree).slice(-7)).to.deep.equal(['customProperties', 'collections', 'classifiers', 'dataObjects', 'datatypes', 'enumerations', 'processings'].slice(0, 7).filter((k) => k in tree).concat(['systems']).slice(-7));
+    const org = tree.collections[0];
+    expect(org).to.include({ _type: 'Collection', label: 'Org/Ä' });
+    const invoices = org.datasets[0];
+    expect(invoices.customProperties).to.deep.equal({ seiten: 3, vertraulich: true });
+    expect(invoices.derivedTo).to.deep.equal([{ _type: 'Derivation', derivedTo: '"say ""hi"""/"Bills/Größe"', status: 'WORKING' }]);
+    expect(invoices.usages[0].usageOf).to.equal('/Data Domains/Date');
+    expect(invoices.attributedTo[0].attributedTo).to.equal('/Musterbank AG/Erika Müller');
+    const customer = tree.classifiers.find((c: { label: string }) => c.label === 'Customer');
+    expect(customer.specializes).to.equal('Party');
+    expect(customer.attributes[0]).to.include({ _type: 'BusinessAttribute', label: 'Born', hasRange: '/Data Domains/Date' });
+    expect(customer.attributes[0]).not.to.have.property('hasDomain');
+    expect(json).not.to.match(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/);
+  });
+
+  for (const format of ['JSON', 'YAML']) {
+    it(`gives the same ${format} again after an upload into an empty database`, async () => {
+      const first = await downloaded(t, db, '/schemes/Finance/download', `format=${format}`);
+      expect(first.status).to.equal(200);
+      const empty = await createDatabase(t);
+      await otherModels(t, empty);
+      const job = await uploaded(t, empty, '/schemes/Finance/upload', first.text, `Finance.${format === 'JSON' ? 'json' : 'yaml'}`);
+      expect(job.statistics.status, JSON.stringify(job.logs)).to.equal('COMPLETED');
+      expect(job.statistics.statistics).to.include({ failed: 0, updated: 0, deleted: 0, unchanged: 0 });
+      expect(job.statistics.statistics.created).to.equal(job.statistics.statistics.read).and.equal(job.statistics.statistics.total);
+      const again = await downloaded(t, empty, '/schemes/Finance/download', `format=${format}`);
+      expect(again.text).to.equal(first.text);
+      // And the same file again changes nothing.
+      const twice = await uploaded(t, empty, '/schemes/Finance/upload', first.text, `Finance.${format.toLowerCase()}`);
+      expect(twice.statistics.statistics).to.include({ created: 0, updated: 0, deleted: 0, failed: 0 });
+      expect(twice.statistics.statistics.unchanged).to.equal(twice.statistics.statistics.read);
+    });
+  }
+
+  it('downloads a collection with what lies outside it named from its model root, and a past state with version', async () => {
+    const tree = JSON.parse(json);
+    const orgId = (await (await t.request(`/rest/${db}/schemes/Finance/collections/${encodeURIComponent('Org/Ä')}`)).json()).id;
+    const before = Date.now();
+    await new Promise((r) => setTimeout(r, 20));
+    await t.request(`/rest/${db}/collections/${orgId}`, { method: 'PATCH', json: { description: 'changed' } });
+    const now = JSON.parse((await downloaded(t, db, `/collections/${orgId}/download`)).text);
+    expect(now).to.include({ _type: 'Collection', label: 'Org/Ä', description: 'changed' });
+    expect(now.datasets[0].derivedTo[0].derivedTo).to.equal('"say ""hi"""/"Bills/Größe"');
+    const past = JSON.parse((await downloaded(t, db, `/collections/${orgId}/download`, `format=JSON&version=${before}`)).text);
+    expect(past).not.to.have.property('description');
+    expect(past.datasets).to.deep.equal(tree.collections[0].datasets);
+  });
+
+  it('narrows a download to assetTypes, keeping what holds them', async () => {
+    const tree = JSON.parse((await downloaded(t, db, '/schemes/Finance/download', 'format=JSON&assetTypes=Dataset')).text);
+    expect(Object.keys(tree).filter((k) => Array.isArray(tree[k]) && typeof tree[k][0] === 'object')).to.deep.equal(['collections']);
+    expect(tree.collections[0].datasets.map((d: { label: string }) => d.label)).to.deep.equal(['Invoices']);
+    expect(tree.collections[0].datasets[0]).not.to.have.property('distributions');
+  });
+});
