@@ -95,7 +95,7 @@ export interface DownloadOptions {
   root: Node;
   /** Types asked for (assetTypes): other objects appear only where they hold some of these. */
   wanted?: Set<string>;
-  /** Lists beside the metamodel's (a tenant's users). */
+  /** Lists of the root beside the metamodel's (a tenant's users). */
   extraLists?: (node: Node) => { name: string; pages: () => AsyncGenerator<Node[]> }[];
   gate?: InteractiveGate;
   /** Stops the walk (the client went away). */
@@ -136,7 +136,7 @@ export class Download {
     const { model } = this.o;
     const lists = childLists(model.types[node.type]).filter((l) => l.itemTypes.some((t) => this.keeps(t)))
       .map((l) => ({ name: l.name, pages: () => this.o.source.children(node.id, l.name) }));
-    for (const extra of this.o.extraLists?.(node) ?? []) lists.push(extra);
+    if (node.id === this.o.root.id) for (const extra of this.o.extraLists?.(node) ?? []) lists.push(extra);
     for (const l of lists) {
       for await (const page of this.ordered(l.pages())) {
         await this.o.gate?.pause();

@@ -91,6 +91,8 @@ export async function runUpload(host: PluginHost, spec: UploadSpec, reporter: Jo
     if (!(err instanceof FileProblem)) throw err;
     return failed(figures, [{ level: 'ERROR', message: t('transferFileProblem', { place: placeText(err.position, t), problem: err.message }) }], t);
   }
+  // The scheme an upload goes into is the one its address names.
+  if (spec.target.kind === 'scheme' && records[0]?.key.length === 0) records[0].properties.label = spec.target.label;
   figures.total = records.length;
   reporter.progress({ ...figures });
   const root = records[0];
@@ -296,7 +298,9 @@ async function plan(w: ObjectWrites, spec: UploadSpec, records: TransferRecord[]
       [parent, list] = [p.object, r.list ?? ''];
     }
     const { prepared: one, violations } = await w.prepare({ payload, mode: 'put', parent, list, existing: existing[i], index: i });
-    for (const v of violations) refuse(i, stripIndex(v.path, i), violationText(v, t));
+    // A reference refused above is not reported again as missing.
+    const reported = new Set(refusals.filter((x) => x.index === i).map((x) => x.path));
+    for (const v of violations) if (!reported.has(stripIndex(v.path, i))) refuse(i, stripIndex(v.path, i), violationText(v, t));
     prepared.push(one);
     if (i % 1000 === 0) reporter.progress({ ...figures });
   }

@@ -5,7 +5,8 @@
  * properties. Read through the yaml package's document model, which keeps
  * each object's line and column for the logs of an upload.
  */
-import type { RecordWriter, TransferFormat, TransferRecord } from '../records.ts';
+import { parseTree as jsonTree, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { FileProblem, type RecordWriter, type TransferFormat, type TransferRecord } from '../records.ts';
 import { descend, parseTree, recordsOf, type Frame } from './tree.ts';
 import { textOf } from './text.ts';
 
@@ -60,13 +61,34 @@ export function jsonWriter(out: NodeJS.WritableStream): RecordWriter {
   };
 }
 
+/**
+ * The yaml package reads JSON leniently (it is YAML): `"label": x` would be
+ * the string x. The text must be JSON: JSON.parse decides, and where it
+ * refuses, jsonc-parser (strict: no comments, no trailing commas) says where.
+ */
+function strictJson(text: string): void {
+  try {
+    JSON.parse(text);
+    return;
+  } catch (err) {
+    const errors: ParseError[] = [];
+    jsonTree(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+    const first = errors[0];
+    const offset = first?.offset ?? 0;
+    const before = text.slice(0, offset).split('\n');
+    throw new FileProblem(`JSON: ${first ? printParseErrorCode(first.error) : (err as Error).message}`, { line: before.length, column: before[before.length - 1].length + 1 });
+  }
+}
+
 export const json: TransferFormat = {
   name: 'JSON',
   contentType: 'application/json; charset=utf-8',
   extension: 'json',
   writer: (out) => jsonWriter(out),
   async *read(input, context) {
-    const { doc, lines } = parseTree(await textOf(input, 'JSON'), 'JSON');
+    const text = await textOf(input, 'JSON');
+    strictJson(text);
+    const { doc, lines } = parseTree(text, 'JSON');
     yield* recordsOf(doc, lines, context);
   },
 };

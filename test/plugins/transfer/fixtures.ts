@@ -76,7 +76,7 @@ export async function financeModel(t: TestService, db: string) {
   return { scheme, invoices, org };
 }
 
-export async function uploadFile(t: TestService, db: string, path: string, text: string | Buffer, filename: string, query = '', auth?: Credentials) {
+export async function uploadFile(t: TestService, db: string, path: string, text: string, filename: string, query = '', auth?: Credentials) {
   const form = new FormData();
   form.append('file', new Blob([text]), filename);
   const r = await t.request(`/api/${db}${path}${query ? `?${query}` : ''}`, { method: 'PUT', body: form, auth });
@@ -84,7 +84,7 @@ export async function uploadFile(t: TestService, db: string, path: string, text:
 }
 
 /** Uploads and waits for the job: its statistics, logs and (when completed) change report. */
-export async function uploaded(t: TestService, db: string, path: string, text: string | Buffer, filename: string, query = '', auth?: Credentials) {
+export async function uploaded(t: TestService, db: string, path: string, text: string, filename: string, query = '', auth?: Credentials) {
   const started = await uploadFile(t, db, path, text, filename, query, auth);
   expect(started.status, JSON.stringify(started.body)).to.equal(202);
   const statistics = await finished(t, db, started.body.id, auth);

@@ -6,11 +6,14 @@ import { expect } from 'chai';
 import { createDatabase, startService, type TestService } from '../../helpers/service.ts';
 import { downloaded, financeModel, otherModels, uploaded } from './fixtures.ts';
 
-describe('transfer: round trip', () => {
+describe('transfer: round trip', function () {
+  this.timeout(180_000);
   let t: TestService;
   let db: string;
   let json: string;
-  before(async () => {
+  before(async function () {
+    // Users' passwords are hashed with argon2 and the model is made call by call: slow on a busy machine.
+    this.timeout(300_000);
     t = await startService();
     db = await createDatabase(t);
     await financeModel(t, db);
@@ -27,12 +30,14 @@ describe('transfer: round trip', () => {
     const tree = JSON.parse(json);
     expect(tree).to.include({ _type: 'Scheme', label: 'Finance', description: 'Line one,\n"quoted"' });
     expect(tree.customProperties).to.deep.equal({ modellversion: '2.1' });
-    expect(Object.keys(tree).slice(-7)).to.deep.equal(['customProperties', 'collections', 'classifiers', 'dataObjects', 'datatypes', 'enumerations', 'processings'].slice(0, 7).filter((k) => k in tree).concat(['systems']).slice(-7));
+    // Properties in metamodel order, custom properties after them, then the lists in metamodel order.
+    expect(Object.keys(tree)).to.deep.equal(['_type', 'description', 'label', 'modelType', 'status', 'customProperties',
+      'classifiers', 'collections', 'dataObjects', 'datatypes', 'enumerations', 'processings', 'systems']);
     const org = tree.collections[0];
     expect(org).to.include({ _type: 'Collection', label: 'Org/Ä' });
     const invoices = org.datasets[0];
     expect(invoices.customProperties).to.deep.equal({ seiten: 3, vertraulich: true });
-    expect(invoices.derivedTo).to.deep.equal([{ _type: 'Derivation', derivedTo: '"say ""hi"""/"Bills/Größe"', status: 'WORKING' }]);
+    expect(invoices.derivedTo).to.deep.equal([{ _type: 'Derivation', derivedTo: 'say "hi"/"Bills/Größe"', status: 'WORKING' }]);
     expect(invoices.usages[0].usageOf).to.equal('/Data Domains/Date');
     expect(invoices.attributedTo[0].attributedTo).to.equal('/Musterbank AG/Erika Müller');
     const customer = tree.classifiers.find((c: { label: string }) => c.label === 'Customer');
@@ -69,7 +74,7 @@ describe('transfer: round trip', () => {
     await t.request(`/rest/${db}/collections/${orgId}`, { method: 'PATCH', json: { description: 'changed' } });
     const now = JSON.parse((await downloaded(t, db, `/collections/${orgId}/download`)).text);
     expect(now).to.include({ _type: 'Collection', label: 'Org/Ä', description: 'changed' });
-    expect(now.datasets[0].derivedTo[0].derivedTo).to.equal('"say ""hi"""/"Bills/Größe"');
+    expect(now.datasets[0].derivedTo[0].derivedTo).to.equal('say "hi"/"Bills/Größe"');
     const past = JSON.parse((await downloaded(t, db, `/collections/${orgId}/download`, `format=JSON&version=${before}`)).text);
     expect(past).not.to.have.property('description');
     expect(past.datasets).to.deep.equal(tree.collections[0].datasets);
