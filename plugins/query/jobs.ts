@@ -316,7 +316,7 @@ export class JobManager {
     const started = await knex.raw(
       `update ${this.table(db)} set status = 'RUNNING', started_at = now(), heartbeat_at = now(), logs = logs || ?::jsonb
        where id = ? and status = 'QUEUED' returning id`,
-      [JSON.stringify([{ level: 'INFO', message: translate(language, 'jobStarted') }]), id],
+      [JSON.stringify([{ level: 'INFO', message: translate(language, 'jobTaskStarted') }]), id],
     );
     if (!started.rows.length) return;
     const signal = this.active.get(id)!.stop.signal;
