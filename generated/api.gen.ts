@@ -444,7 +444,7 @@ export interface paths {
             path: {
                 /** @description Name of the database. */
                 db: components["parameters"]["Database"];
-                /** @description Label of the scheme. */
+                /** @description Label or technical key of the scheme. */
                 label: string;
             };
             cookie?: never;
@@ -476,7 +476,7 @@ export interface paths {
             path: {
                 /** @description Name of the database. */
                 db: components["parameters"]["Database"];
-                /** @description Label of the scheme; an upload into a label that does not exist creates the scheme. */
+                /** @description Label or technical key of the scheme; an upload into a label that does not exist creates the scheme (a technical key must name one). */
                 label: string;
             };
             cookie?: never;
@@ -538,7 +538,7 @@ export interface paths {
             path: {
                 /** @description Name of the database. */
                 db: components["parameters"]["Database"];
-                /** @description Label of the tenant. */
+                /** @description Label or technical key of the tenant. */
                 label: string;
             };
             cookie?: never;
@@ -17754,7 +17754,7 @@ export interface operations {
             path: {
                 /** @description Name of the database. */
                 db: components["parameters"]["Database"];
-                /** @description Label of the scheme. */
+                /** @description Label or technical key of the scheme. */
                 label: string;
             };
             cookie?: never;
@@ -17804,7 +17804,7 @@ export interface operations {
             path: {
                 /** @description Name of the database. */
                 db: components["parameters"]["Database"];
-                /** @description Label of the scheme; an upload into a label that does not exist creates the scheme. */
+                /** @description Label or technical key of the scheme; an upload into a label that does not exist creates the scheme (a technical key must name one). */
                 label: string;
             };
             cookie?: never;
@@ -17924,7 +17924,7 @@ export interface operations {
             path: {
                 /** @description Name of the database. */
                 db: components["parameters"]["Database"];
-                /** @description Label of the tenant. */
+                /** @description Label or technical key of the tenant. */
                 label: string;
             };
             cookie?: never;

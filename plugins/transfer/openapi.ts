@@ -55,7 +55,7 @@ export const openapi: OpenApiFragment = {
   tags: [{ name: TAG, description: 'Whole models in and out as files, by business key (decisions §8); uploads run as jobs (`/api/{db}/jobs/{job}/…`).' }],
   paths: {
     '/api/{db}/schemes/{label}/download': {
-      parameters: [...DATABASE_PARAMETERS, pathParameter('label', 'Label of the scheme.')],
+      parameters: [...DATABASE_PARAMETERS, pathParameter('label', 'Label or technical key of the scheme.')],
       get: {
         operationId: 'downloadScheme', tags: [TAG], summary: 'Downloads a scheme and everything below it',
         description: 'Anyone who may read the model.',
@@ -73,7 +73,7 @@ export const openapi: OpenApiFragment = {
       },
     },
     '/api/{db}/tenants/{label}/download': {
-      parameters: [...DATABASE_PARAMETERS, pathParameter('label', 'Label of the tenant.')],
+      parameters: [...DATABASE_PARAMETERS, pathParameter('label', 'Label or technical key of the tenant.')],
       get: {
         operationId: 'downloadTenant', tags: [TAG], summary: 'Downloads a tenant and its users',
         description: "The tenant's administrators (signed in to it) and system administrators. Passwords and key hashes are never written.",
@@ -82,7 +82,7 @@ export const openapi: OpenApiFragment = {
       },
     },
     '/api/{db}/schemes/{label}/upload': {
-      parameters: [...DATABASE_PARAMETERS, pathParameter('label', 'Label of the scheme; an upload into a label that does not exist creates the scheme.')],
+      parameters: [...DATABASE_PARAMETERS, pathParameter('label', 'Label or technical key of the scheme; an upload into a label that does not exist creates the scheme (a technical key must name one).')],
       put: {
         operationId: 'uploadScheme', tags: [TAG], summary: 'Uploads a file into a scheme, as a job',
         description: 'Editors and above; REPLACE of a whole scheme: administrators. The job applies the file in one transaction: any refused object fails it and nothing is written. Its logs name each refused object by business key with its line and column.',

@@ -104,8 +104,15 @@ export function registerRoutes(host: PluginHost, model: Metamodel) {
     });
   }
 
+  /** A scheme by technical key or label, as REST paths name objects. */
+  const schemeOf = async (source: Source, key: string) => {
+    if (!UUID.test(key)) return source.child(null, 'schemes', key);
+    const node = await source.byId(key.toLowerCase());
+    return node && node.type === 'Scheme' && node.parentId === null ? node : null;
+  };
+
   host.api.get('/schemes/:label/download', (ctx) => download(ctx,
-    (source) => source.child(null, 'schemes', String(ctx.params.label)),
+    (source) => schemeOf(source, String(ctx.params.label)),
     () => createError('OBJECT_NOT_FOUND', { type: 'Scheme', key: String(ctx.params.label) })));
 
   const collectionOf = async (source: Source, id: string) => {
@@ -122,9 +129,11 @@ export function registerRoutes(host: PluginHost, model: Metamodel) {
     const principal = ctx.state.principal as Principal;
     const label = String(ctx.params.label);
     // A tenant's users are its administrators' to move (and system administrators').
-    if (!principal.systemAdmin && !(principal.accessLevel === 'ADMINISTRATOR' && principal.tenantLabel === label)) throw createError('FORBIDDEN');
+    const own = principal.tenantLabel === label || principal.tenant === label.toLowerCase();
+    if (!principal.systemAdmin && !(principal.accessLevel === 'ADMINISTRATOR' && own)) throw createError('FORBIDDEN');
     return download(ctx, async () => {
-      const tenant = await new ObjectStore(host.knex, (ctx.state.db as DatabaseInfo).name).child(null, null, 'tenants', label);
+      const store = new ObjectStore(host.knex, (ctx.state.db as DatabaseInfo).name);
+      const tenant = UUID.test(label) ? (await store.byIds(label.toLowerCase(), [label.toLowerCase()])).find((o) => o.type === 'Tenant') : await store.child(null, null, 'tenants', label);
       return tenant ? { id: tenant.id, type: tenant.type, parentId: null, list: 'tenants', label: tenant.label, title: tenant.title,
         description: tenant.description, status: tenant.status, modelId: tenant.modelId, props: tenant.props, custom: tenant.custom } : null;
     }, () => createError('OBJECT_NOT_FOUND', { type: 'Tenant', key: label }),
@@ -143,6 +152,12 @@ export function registerRoutes(host: PluginHost, model: Metamodel) {
     const dryRun = flag(ctx, 'dryRun');
     const named = formatParameter(ctx);
     const language = languageParameter(ctx, host.config.language);
+    if (target.kind === 'scheme' && UUID.test(target.label)) {
+      // Named by technical key: it must exist (a label is created when missing).
+      const found = await schemeOf(new Source(host.knex, db.name, principal.tenant!, model), target.label);
+      if (!found) throw createError('OBJECT_NOT_FOUND', { type: 'Scheme', key: target.label });
+      target = { kind: 'scheme', label: found.label };
+    }
     if (target.kind === 'collection') {
       const found = await collectionOf(new Source(host.knex, db.name, principal.tenant!, model), target.id);
       if (!found) throw createError('OBJECT_NOT_FOUND', { type: 'Collection', key: target.id });

@@ -27,6 +27,9 @@ describe('transfer: round trip', function () {
     const d = await downloaded(t, db, '/schemes/Finance/download');
     expect(d.headers.get('content-type')).to.equal('application/json; charset=utf-8');
     expect(d.headers.get('content-disposition')).to.equal('attachment; filename="Finance.json"');
+    // Addressed by technical key as REST paths may be.
+    const scheme = await (await t.request(`/rest/${db}/schemes/Finance`)).json();
+    expect((await downloaded(t, db, `/schemes/${scheme.id.toUpperCase()}/download`)).text).to.equal(json);
     const tree = JSON.parse(json);
     expect(tree).to.include({ _type: 'Scheme', label: 'Finance', description: 'Line one,\n"quoted"' });
     expect(tree.customProperties).to.deep.equal({ modellversion: '2.1' });
