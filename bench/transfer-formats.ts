@@ -8,7 +8,7 @@
  * (issue 20: XLSX download of 100,000 objects under 20 s) adds the store's
  * reading on top of the writing measured here.
  *
- *   npx tsx bench/transfer-formats.ts [--records 100000] [--formats XLSX,CSV,XML] [--read]
+ *   npx tsx bench/transfer-formats.ts [--records 100000] [--formats JSON,YAML,XLSX,CSV,XML] [--read]
  */
 import { execFileSync } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -17,18 +17,20 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { csv } from '../plugins/transfer/formats/csv.ts';
+import { json } from '../plugins/transfer/formats/json.ts';
+import { yaml } from '../plugins/transfer/formats/yaml.ts';
 import { xlsx } from '../plugins/transfer/formats/xlsx.ts';
 import { xml } from '../plugins/transfer/formats/xml.ts';
 import type { TransferFormat, TransferRecord, WriteContext } from '../plugins/transfer/records.ts';
 import { resolveMetamodel } from '../runtime/metamodel/resolve.ts';
 import { readStandardMetamodel } from '../runtime/metamodel/standard.ts';
 
-const FORMATS: Record<string, TransferFormat> = { XLSX: xlsx, CSV: csv, XML: xml };
+const FORMATS: Record<string, TransferFormat> = { JSON: json, YAML: yaml, XLSX: xlsx, CSV: csv, XML: xml };
 
 const { values: args } = parseArgs({
   options: {
     records: { type: 'string', default: '100000' },
-    formats: { type: 'string', default: 'XLSX,CSV,XML' },
+    formats: { type: 'string', default: 'JSON,YAML,XLSX,CSV,XML' },
     read: { type: 'boolean', default: false },
     child: { type: 'string' },
     file: { type: 'string' },

@@ -57,6 +57,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/{db}/collections/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the collection. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Downloads a collection and everything below it
+         * @description Anyone who may read the model. Objects outside the collection are named by business key from their model's root (`/Finance/…`).
+         */
+        get: operations["downloadCollection"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/collections/{id}/upload": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the collection. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Uploads a file into a collection, as a job
+         * @description Editors and above. The file starts with the collection itself.
+         */
+        put: operations["uploadCollection"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/{db}/jobs": {
         parameters: {
             query?: never;
@@ -366,6 +430,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/{db}/schemes/{label}/download": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Label or technical key of the scheme. */
+                label: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Downloads a scheme and everything below it
+         * @description Anyone who may read the model.
+         */
+        get: operations["downloadScheme"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/schemes/{label}/upload": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Label or technical key of the scheme; an upload into a label that does not exist creates the scheme (a technical key must name one). */
+                label: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Uploads a file into a scheme, as a job
+         * @description Editors and above; REPLACE of a whole scheme: administrators. The job applies the file in one transaction: any refused object fails it and nothing is written. Its logs name each refused object by business key with its line and column.
+         */
+        put: operations["uploadScheme"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/{db}/session": {
         parameters: {
             query?: never;
@@ -388,6 +516,38 @@ export interface paths {
          * @description By whichever sign-in method is on; `logoutUrl` is where Logout leads, present only when `SERVICE_LOGOUT_URL` is set. Holds nothing secret.
          */
         get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/tenants/{label}/download": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Label or technical key of the tenant. */
+                label: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Downloads a tenant and its users
+         * @description The tenant's administrators (signed in to it) and system administrators. Passwords and key hashes are never written.
+         */
+        get: operations["downloadTenant"];
         put?: never;
         post?: never;
         delete?: never;
@@ -14693,24 +14853,18 @@ export interface components {
             elapsedMs: number | null;
             /** @description When it completed or failed; null until then. */
             finished: number | null;
-            /**
-             * @description Format of the result.
-             * @enum {string}
-             */
-            format: "CSV" | "JSON" | "XML";
+            /** @description Format of the result (a query's: CSV, JSON, XML; an upload's change report: JSON). */
+            format: string;
             /**
              * Format: uuid
              * @description Technical key of the job.
              */
             id: string;
-            /**
-             * @description What the job does.
-             * @enum {string}
-             */
-            kind: "query";
+            /** @description What the job does: `query`, or `upload` (a metadata upload, decisions §8). */
+            kind: string;
             /** @description When its statement began to run; null while queued. */
             started: number | null;
-            /** @description The start of the statement (200 characters, white space collapsed); null for jobs started before the list existed. */
+            /** @description The start of the statement (200 characters, white space collapsed), or what an upload does (`MERGE Finance.json`); null for jobs started before the list existed. */
             statement: string | null;
             /** @enum {string} */
             status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
@@ -17073,6 +17227,125 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    downloadCollection: {
+        parameters: {
+            query?: {
+                /** @description File format; JSON when absent. A format the service does not have is 400 naming the allowed ones. */
+                format?: "JSON" | "YAML" | "CSV" | "XLSX" | "XML";
+                /** @description Comma-separated type names: only objects of these types (and their subtypes), with the objects that hold them. */
+                assetTypes?: string;
+                /** @description A past state: the model as it was at this time (epoch milliseconds). */
+                version?: string;
+                /** @description Language of texts a format writes for people; wins over `Accept-Language`. */
+                language?: "de" | "en";
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the collection. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collection, streamed as it is read: the root object with `_type` and its properties, each of its lists an array of nested objects of the same shape, depth first. References name their targets by business key (labels joined by `/`, a label holding `/` in double quotes; another model's objects with a leading `/` and its label). Custom properties included; secrets never. */
+            200: {
+                headers: {
+                    /** @description attachment, with a file name saying what it is (`Finance.json`; RFC 5987 for names beyond ASCII). */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, unknown>;
+                    "application/yaml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    uploadCollection: {
+        parameters: {
+            query?: {
+                /** @description ADD only creates (an object the file names that exists is an error); MERGE (default) creates and updates and keeps the rest; REPLACE also deletes what the file does not name below the target. */
+                operation?: "ADD" | "MERGE" | "REPLACE";
+                /** @description true: check everything and report the planned changes, write nothing. */
+                dryRun?: boolean;
+                /** @description The file's format; else the file name's extension says it. */
+                format?: "JSON" | "YAML" | "CSV" | "XLSX" | "XML";
+                /** @description Language of the job's messages and logs. */
+                language?: "de" | "en";
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Technical key of the collection. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description The file; exactly one part. At most the body limit (SERVICE_BODY_LIMIT). */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The upload runs as a job: follow `Location` (its statistics), then read its logs and change report. */
+            202: {
+                headers: {
+                    /** @description The job's statistics. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: {
+                            download: Record<string, unknown>;
+                            logs: Record<string, unknown>;
+                            statistics: Record<string, unknown>;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description Technical key of the job.
+                         */
+                        id: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listJobs: {
         parameters: {
             query?: {
@@ -17136,13 +17409,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The result in the format the job was started with. */
+            /** @description The result in the format the job was started with; an upload's change report (JSON: created, updated with the properties changed, deleted, by business key). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, unknown>[];
+                    "application/json": Record<string, unknown>[] | Record<string, unknown>;
                     "application/xml": string;
                     "text/csv": string;
                 };
@@ -17231,12 +17504,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description A job of another kind than `query` (an upload): its kind. */
+                        kind?: string;
                         messages: components["schemas"]["QueryJobEntry"][];
                         /** @description While running and once completed. */
                         progress?: {
                             bytes: number;
                             elapsedMs: number;
                             rows: number;
+                        };
+                        /** @description An upload's figures, while it runs and once it finished: objects read, created, updated, deleted, unchanged, failed, and total once the file is read. */
+                        statistics?: {
+                            [key: string]: number;
                         };
                         /** @enum {string} */
                         status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
@@ -17250,12 +17529,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description A job of another kind than `query` (an upload): its kind. */
+                        kind?: string;
                         messages: components["schemas"]["QueryJobEntry"][];
                         /** @description While running and once completed. */
                         progress?: {
                             bytes: number;
                             elapsedMs: number;
                             rows: number;
+                        };
+                        /** @description An upload's figures, while it runs and once it finished: objects read, created, updated, deleted, unchanged, failed, and total once the file is read. */
+                        statistics?: {
+                            [key: string]: number;
                         };
                         /** @enum {string} */
                         status: "QUEUED" | "RUNNING" | "COMPLETED" | "FAILED";
@@ -17641,6 +17926,125 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    downloadScheme: {
+        parameters: {
+            query?: {
+                /** @description File format; JSON when absent. A format the service does not have is 400 naming the allowed ones. */
+                format?: "JSON" | "YAML" | "CSV" | "XLSX" | "XML";
+                /** @description Comma-separated type names: only objects of these types (and their subtypes), with the objects that hold them. */
+                assetTypes?: string;
+                /** @description A past state: the model as it was at this time (epoch milliseconds). */
+                version?: string;
+                /** @description Language of texts a format writes for people; wins over `Accept-Language`. */
+                language?: "de" | "en";
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Label or technical key of the scheme. */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The scheme, streamed as it is read: the root object with `_type` and its properties, each of its lists an array of nested objects of the same shape, depth first. References name their targets by business key (labels joined by `/`, a label holding `/` in double quotes; another model's objects with a leading `/` and its label). Custom properties included; secrets never. */
+            200: {
+                headers: {
+                    /** @description attachment, with a file name saying what it is (`Finance.json`; RFC 5987 for names beyond ASCII). */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, unknown>;
+                    "application/yaml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    uploadScheme: {
+        parameters: {
+            query?: {
+                /** @description ADD only creates (an object the file names that exists is an error); MERGE (default) creates and updates and keeps the rest; REPLACE also deletes what the file does not name below the target. */
+                operation?: "ADD" | "MERGE" | "REPLACE";
+                /** @description true: check everything and report the planned changes, write nothing. */
+                dryRun?: boolean;
+                /** @description The file's format; else the file name's extension says it. */
+                format?: "JSON" | "YAML" | "CSV" | "XLSX" | "XML";
+                /** @description Language of the job's messages and logs. */
+                language?: "de" | "en";
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Label or technical key of the scheme; an upload into a label that does not exist creates the scheme (a technical key must name one). */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description The file; exactly one part. At most the body limit (SERVICE_BODY_LIMIT). */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The upload runs as a job: follow `Location` (its statistics), then read its logs and change report. */
+            202: {
+                headers: {
+                    /** @description The job's statistics. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        _links: {
+                            download: Record<string, unknown>;
+                            logs: Record<string, unknown>;
+                            statistics: Record<string, unknown>;
+                        };
+                        /**
+                         * Format: uuid
+                         * @description Technical key of the job.
+                         */
+                        id: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getSession: {
         parameters: {
             query?: never;
@@ -17685,6 +18089,56 @@ export interface operations {
                     };
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    downloadTenant: {
+        parameters: {
+            query?: {
+                /** @description File format; JSON when absent. A format the service does not have is 400 naming the allowed ones. */
+                format?: "JSON" | "YAML" | "CSV" | "XLSX" | "XML";
+                /** @description Comma-separated type names: only objects of these types (and their subtypes), with the objects that hold them. */
+                assetTypes?: string;
+                /** @description A past state: the model as it was at this time (epoch milliseconds). */
+                version?: string;
+                /** @description Language of texts a format writes for people; wins over `Accept-Language`. */
+                language?: "de" | "en";
+            };
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Label or technical key of the tenant. */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenant with its users (list `users`), streamed as it is read: the root object with `_type` and its properties, each of its lists an array of nested objects of the same shape, depth first. References name their targets by business key (labels joined by `/`, a label holding `/` in double quotes; another model's objects with a leading `/` and its label). Custom properties included; secrets never. */
+            200: {
+                headers: {
+                    /** @description attachment, with a file name saying what it is (`Finance.json`; RFC 5987 for names beyond ASCII). */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, unknown>;
+                    "application/yaml": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

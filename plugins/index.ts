@@ -9,5 +9,6 @@ import { manifest as authOidc } from './auth-oidc/index.ts';
 import { manifest as profiles } from './profiles/index.ts';
 import { manifest as query } from './query/index.ts';
 import { manifest as web } from './web/index.ts';
+import { manifest as transfer } from './transfer/index.ts';
 
-export const PLUGINS: PluginManifest[] = [access, authBasic, authPreauth, session, authLdap, authOidc, profiles, query, web];
+export const PLUGINS: PluginManifest[] = [access, authBasic, authPreauth, session, authLdap, authOidc, profiles, query, transfer, web];

@@ -32,6 +32,9 @@ import { adminRoutes } from './admin.ts';
 import { knexPool, requestFigures, ServiceMetrics } from './metrics.ts';
 import { metamodelListNames } from './route-templates.ts';
 import { SEARCH_PATH } from './rest/search.ts';
+import type { RestDeps } from './rest/handlers.ts';
+import { writeObjects } from './rest/object-writes.ts';
+import type { JobService } from './jobs.ts';
 
 /** Where load balancers ask whether the instance is up (after the context path). */
 const HEALTH_PATH = '/health';
@@ -114,6 +117,9 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   const restListNames = new Set([...metamodelListNames(generated.metamodel), SEARCH_PATH]);
   // Made once every plugin has added its drivers; plugins call it only while serving requests.
   let authenticator: Authenticator | undefined;
+  let jobService: JobService | undefined;
+  // Made once every plugin registered (the checks plugins set are part of it); plugins write only while serving.
+  let restDeps: RestDeps | undefined;
   const host: PluginHost = {
     config, knex, storage, databases, log, directory, router: pluginRouter, api: apiRouter, metrics,
     jsonBody: readJson,
@@ -145,13 +151,26 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
     onStart: (task) => startTasks.push(task),
     onClose: (task) => closeTasks.push(task),
     onChange: (listener) => changeListeners.push(listener),
+    writeObjects: (db, principal, work) => {
+      if (!restDeps) throw new Error('writeObjects is available once the service is assembled');
+      return writeObjects(restDeps, db, principal, work);
+    },
+    provideJobs: (service) => {
+      if (jobService) throw new Error('a job service is provided already');
+      jobService = service;
+    },
+    jobs: () => {
+      if (!jobService) throw new Error('no plugin provides jobs');
+      return jobService;
+    },
     changed: (db, types) => changeListeners.forEach((listener) => listener(db, types)),
   };
   for (const { manifest, settings } of plugins) await manifest.register(withDrivers(host, manifest, drivers), settings);
-  const restDeps = {
+  const deps: RestDeps = {
     model: generated.metamodel, routes: generated.routes, validators: generated.validators, knex, secretHandlers, customProperties, statusCheck, objectLinks,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
+  restDeps = deps;
   authenticator = createAuthenticator(drivers.sort((a, b) => a.phase - b.phase).map((d) => d.driver), directory, {
     knex, env: config.env, signInFailed: (method, status) => metrics.signInFailed(method, status),
   });
@@ -239,13 +258,13 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
     return next();
   });
 
-  const admin = adminRoutes({ databases, authenticator, readJson, dropped: (db) => restDeps.changed(db, ['Tenant', 'User']) });
+  const admin = adminRoutes({ databases, authenticator, readJson, dropped: (db) => deps.changed!(db, ['Tenant', 'User']) });
   app.use(async function adminApi(ctx, next) {
     if (!ctx.path.startsWith('/api/admin/')) return next();
     return admin(ctx, next);
   });
 
-  app.use(restOpening({ databases, authenticator, deps: restDeps, extensions: restExtensions, readJson, base }));
+  app.use(restOpening({ databases, authenticator, deps, extensions: restExtensions, readJson, base }));
   app.use(apiOpening({ databases, authenticator, router: apiRouter }));
   app.use(pluginRouter.routes());
 

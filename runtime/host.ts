@@ -61,6 +61,10 @@ export type { SnapshotReaders } from './storage/pglite/readers.ts';
 // The metamodel as the runtime reads it.
 export { WRITABLE_SYSTEM_PROPERTIES, type Metamodel, type PropertyDef, type TypeDef } from './metamodel/model.ts';
 
+// Writes of many objects in one transaction (uploads), and jobs of every kind in one address space.
+export type { ObjectWriteRequest, ObjectWrites, PreparedWrite } from './rest/object-writes.ts';
+export type { JobLogEntry, JobOutcome, JobReporter, JobService, JobSubmission } from './jobs.ts';
+
 // Operations: figures and the interactive gate.
 export type { Metrics } from './metrics.ts';
 export type { InteractiveGate } from './interactive.ts';

@@ -28,6 +28,8 @@ import type { Context } from 'koa';
 import type { JsonBodyReader } from './body.ts';
 import type { Metrics } from './metrics.ts';
 import type { Language } from './messages.ts';
+import type { JobService } from './jobs.ts';
+import type { ObjectWrites } from './rest/object-writes.ts';
 
 /** Keeps a write-only property (e.g. a password) outside the objects table, in the write's transaction. */
 export type SecretHandler = (write: { trx: Knex.Transaction; db: string; object: StoredObject; value: unknown }) => Promise<Violation[] | void>;
@@ -192,6 +194,16 @@ export interface PluginHost {
   /** Runs after the storage is ready, before the service listens. */
   onStart(task: () => Promise<void>): void;
   onClose(task: () => Promise<void>): void;
+  /**
+   * Writes many objects in one transaction through the REST interface's
+   * writer and checks, as `principal` (runtime/rest/object-writes.ts);
+   * listeners are told after it committed. Since host API 1.4.
+   */
+  writeObjects<T>(db: string, principal: Principal, work: (writes: ObjectWrites) => Promise<T>): Promise<T>;
+  /** The plugin that keeps jobs offers them to the others (once). Since host API 1.4. */
+  provideJobs(service: JobService): void;
+  /** The job service a plugin provided; throws when none did (declare a dependency on that plugin). Since host API 1.4. */
+  jobs(): JobService;
   /** Told after a REST write committed on this instance, with the types it touched. */
   onChange(listener: (db: string, types: string[]) => void): void;
   /** Tells every listener (caches of sign-ins, keys, assignments) that a plugin changed something they remember, e.g. `AccessRule`. */

@@ -160,6 +160,8 @@ export const manifest: PluginManifest<QuerySettings> = {
       interactive: host.interactive, bulkRate,
       finished: (status) => figures.jobFinished(status),
     });
+    // One address space for jobs of every kind: uploads run as jobs here too (runtime/jobs.ts).
+    host.provideJobs({ submit: (task) => jobs.submitTask(task) });
     const figures = new QueryFigures(host.metrics, () => jobs.counts);
     if (engine.poolFigures()) host.metrics.addPool('query', () => engine.poolFigures()!);
 

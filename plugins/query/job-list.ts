@@ -18,6 +18,7 @@ const MAX_LIMIT = 10_000;
 interface JobListRow {
   id: string;
   status: string;
+  kind: string;
   format: string;
   statement: string | null;
   login_id: string;
@@ -88,7 +89,7 @@ async function readJobs(knex: Knex, db: string, where: [string, Knex.RawBinding[
   const [condition, params] = where;
   const live = `(${condition}) and (expires_at is null or expires_at > now())`;
   const ms = (column: string) => `(extract(epoch from ${column}) * 1000)::bigint`;
-  let sql = `select id, status, format, statement, login_id, (extract(epoch from created_at) * 1000000)::bigint::text as created_us,
+  let sql = `select id, status, kind, format, statement, login_id, (extract(epoch from created_at) * 1000000)::bigint::text as created_us,
        ${ms('created_at')} as created_ms, ${ms('started_at')} as started_ms, ${ms('finished_at')} as finished_ms,
        (extract(epoch from coalesce(finished_at, now()) - started_at) * 1000)::bigint as elapsed_ms
      from ${table} where ${live}`;
@@ -113,7 +114,7 @@ function rendered(row: JobListRow, jobsHref: string) {
   const job = `${jobsHref}/${row.id}`;
   return {
     id: row.id,
-    kind: 'query',
+    kind: row.kind,
     status: row.status,
     format: row.format,
     statement: row.statement,

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import { schemaOf, translate, UUID, type Databases, type InteractiveGate, type Language } from '../../runtime/host.ts';
+import { schemaOf, translate, UUID, type Databases, type InteractiveGate, type JobSubmission, type Language } from '../../runtime/host.ts';
 import { checkStatement, StatementRefused } from './sandbox.ts';
 import { QueryFailure, type QueryEngine, type QuerySpec } from './runner.ts';
 import type { Format } from './formats.ts';
@@ -58,6 +58,9 @@ export const JOB_MIGRATIONS = [
   // The list of jobs (job-list.ts) shows the start of each job's statement; jobs started before have none.
   `alter table $S.query_jobs add column statement text;
    create index query_jobs_created on $S.query_jobs (created_at desc, id desc);`,
+  // Jobs of other plugins in the same address space (host.jobs(): uploads), with figures of their own.
+  `alter table $S.query_jobs add column kind text not null default 'query';
+   alter table $S.query_jobs add column statistics jsonb;`,
 ];
 
 /** How much of a statement the list of jobs shows. */
@@ -99,6 +102,12 @@ export interface JobProgress {
 export interface JobRow {
   id: string;
   status: 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED';
+  /** `query`, or the kind of another plugin's job (host.jobs()). */
+  kind: string;
+  /** Who started it, in the job's tenant. */
+  loginId: string;
+  /** Another plugin's figures of progress. */
+  statistics?: Record<string, number>;
   format: Format;
   /** Absent while queued and after a failure. */
   progress?: JobProgress;
@@ -149,9 +158,11 @@ function oneAtATime(task: () => Promise<void>): () => void {
   };
 }
 
+type Queued = { id: string; request: JobRequest; task?: undefined } | { id: string; task: JobSubmission; request?: undefined };
+
 export class JobManager {
   readonly instance = randomUUID();
-  private readonly queue: { id: string; request: JobRequest }[] = [];
+  private readonly queue: Queued[] = [];
   private readonly active = new Map<string, { db: string; stop: AbortController; done?: Promise<void> }>();
   private running = 0;
   private closed = false;
@@ -200,18 +211,33 @@ export class JobManager {
     return id;
   }
 
+  /** Another plugin's job (host.jobs()): recorded as QUEUED and run on this instance like a query job. */
+  async submitTask(task: JobSubmission): Promise<string> {
+    const id = randomUUID();
+    await this.options.knex.raw(
+      `insert into ${this.table(task.db)} (id, tenant, all_tenants, login_id, format, language, status, instance, heartbeat_ms, logs, statement, kind)
+       values (?, ?, false, ?, ?, ?, 'QUEUED', ?, ?, ?::jsonb, ?, ?)`,
+      [id, task.owner.tenant, task.owner.loginId, task.format, task.language, this.instance, this.options.heartbeatMs,
+        JSON.stringify([{ level: 'INFO', message: translate(task.language, 'jobQueued') }]), statementExcerpt(task.summary), task.kind],
+    );
+    this.active.set(id, { db: task.db, stop: new AbortController() });
+    this.queue.push({ id, task });
+    this.next();
+    return id;
+  }
+
   /** Starts queued jobs while there is room, in order, passing over those whose tenant has no slot free. */
   private next() {
     for (let i = 0; !this.closed && this.running < this.options.concurrency && i < this.queue.length;) {
-      const { id, request } = this.queue[i];
-      const release = this.options.slots.take(request.db, request.owner.tenant);
+      const { id, request, task } = this.queue[i];
+      const release = this.options.slots.take(request?.db ?? task!.db, request?.owner.tenant ?? task!.owner.tenant);
       if (!release) {
         i++;
         continue;
       }
       this.queue.splice(i, 1);
       this.running++;
-      const done = this.execute(id, request)
+      const done = (request ? this.execute(id, request) : this.executeTask(id, task!))
         .catch((err) => this.options.log.error({ err: String(err), job: id }, 'query job failed unexpectedly'))
         .finally(() => {
           this.running--;
@@ -284,6 +310,38 @@ export class JobManager {
     }
   }
 
+  private async executeTask(id: string, task: JobSubmission) {
+    const { knex } = this.options;
+    const { db, language } = task;
+    const started = await knex.raw(
+      `update ${this.table(db)} set status = 'RUNNING', started_at = now(), heartbeat_at = now(), logs = logs || ?::jsonb
+       where id = ? and status = 'QUEUED' returning id`,
+      [JSON.stringify([{ level: 'INFO', message: translate(language, 'jobTaskStarted') }]), id],
+    );
+    if (!started.rows.length) return;
+    const signal = this.active.get(id)!.stop.signal;
+    const progress = new ProgressWriter<Record<string, number>>((figures) => knex.raw(
+      `update ${this.table(db)} set statistics = ?::jsonb where id = ? and status = 'RUNNING'`, [JSON.stringify(figures), id],
+    ).then(() => undefined));
+    let outcome;
+    try {
+      outcome = await task.run({ progress: (figures) => progress.report(figures), signal });
+    } catch (err) {
+      this.options.log.error({ err: String(err), job: id }, `${task.kind} job failed unexpectedly`);
+      const stopped = signal.aborted;
+      const entry = [{ level: 'ERROR' as const, message: translate(language, stopped ? 'jobInstanceStopped' : 'internal') }];
+      outcome = { status: 'FAILED' as const, messages: entry, logs: entry, statistics: {} };
+    }
+    await progress.done();
+    if (outcome.result?.length) {
+      for (let seq = 0, at = 0; at < outcome.result.length; seq++, at += CHUNK_BYTES) {
+        await knex.raw(`insert into ${this.chunks(db)} (job_id, seq, data) values (?, ?, ?)`, [id, seq, outcome.result.subarray(at, at + CHUNK_BYTES)]);
+      }
+    }
+    await knex.raw(`update ${this.table(db)} set statistics = ?::jsonb where id = ?`, [JSON.stringify(outcome.statistics), id]);
+    await this.finish(db, id, outcome.status, outcome.messages, outcome.logs, null, outcome.result?.length ?? 0);
+  }
+
   /** Ends a job that is still `from` (another instance may have failed it as stale meanwhile). */
   private async finish(db: string, id: string, status: 'COMPLETED' | 'FAILED', messages: Entry[], logs: Entry[],
     rows: number | null, bytes: number | null, from: 'RUNNING' | 'QUEUED' = 'RUNNING') {
@@ -353,7 +411,7 @@ export class JobManager {
   async find(db: string, id: string, viewer: JobViewer): Promise<JobRow | null> {
     if (!UUID.test(id)) return null;
     const read = () => this.options.knex.raw(
-      `select id, status, format, messages, logs, tenant, all_tenants, row_count, byte_count,
+      `select id, status, kind, login_id, statistics, format, messages, logs, tenant, all_tenants, row_count, byte_count,
               (extract(epoch from coalesce(finished_at, now()) - started_at) * 1000)::bigint as elapsed_ms,
               status in ('QUEUED', 'RUNNING') and heartbeat_at < now() - ? * heartbeat_ms * interval '1 millisecond' as stale
        from ${this.table(db)} where id = ? and (expires_at is null or expires_at > now())`, [STALE_INTERVALS, id],
@@ -369,7 +427,11 @@ export class JobManager {
     const progress = row.status === 'RUNNING' || row.status === 'COMPLETED'
       ? { rows: Number(row.row_count ?? 0), bytes: Number(row.byte_count ?? 0), elapsedMs: Number(row.elapsed_ms ?? 0) }
       : undefined;
-    return { id: row.id, status: row.status, format: row.format, messages: row.messages, logs: row.logs, ...(progress ? { progress } : {}) };
+    return {
+      id: row.id, status: row.status, kind: row.kind, loginId: row.login_id, format: row.format, messages: row.messages, logs: row.logs,
+      ...(row.kind === 'query' && progress ? { progress } : {}),
+      ...(row.kind !== 'query' ? { statistics: row.statistics ?? {} } : {}),
+    };
   }
 
   /** The stored result, a chunk at a time. */
@@ -395,9 +457,9 @@ export class JobManager {
   async close() {
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
-    for (const { id, request } of this.queue.splice(0)) {
-      const stopped: Entry[] = [{ level: 'ERROR', message: translate(request.spec.language, 'jobInstanceStopped') }];
-      await this.finish(request.db, id, 'FAILED', stopped, stopped, null, null, 'QUEUED').catch(() => undefined);
+    for (const { id, request, task } of this.queue.splice(0)) {
+      const stopped: Entry[] = [{ level: 'ERROR', message: translate(request?.spec.language ?? task!.language, 'jobInstanceStopped') }];
+      await this.finish(request?.db ?? task!.db, id, 'FAILED', stopped, stopped, null, null, 'QUEUED').catch(() => undefined);
       this.active.delete(id);
     }
     for (const entry of this.active.values()) entry.stop.abort();
@@ -410,18 +472,19 @@ export class JobManager {
  * instance is asked shows them: written at most every PROGRESS_MS, one
  * write at a time, and never after the job has finished.
  */
-class ProgressWriter {
+class ProgressWriter<A extends unknown[] | Record<string, number> = [number, number]> {
   private last = 0;
   private writing: Promise<void> = Promise.resolve();
   private ended = false;
 
-  constructor(private readonly write: (rows: number, bytes: number) => Promise<void>) {}
+  constructor(private readonly write: A extends unknown[] ? (...args: A) => Promise<void> : (figures: A) => Promise<void>) {}
 
-  report(rows: number, bytes: number): void {
+  report(...args: A extends unknown[] ? A : [A]): void {
     const now = Date.now();
     if (this.ended || now - this.last < PROGRESS_MS) return;
     this.last = now;
-    this.writing = this.writing.then(() => (this.ended ? undefined : this.write(rows, bytes))).catch(() => undefined);
+    const write = this.write as (...a: unknown[]) => Promise<void>;
+    this.writing = this.writing.then(() => (this.ended ? undefined : write(...args))).catch(() => undefined);
   }
 
   /** No more writes; resolves once the last one is done, so that the final figures are written after it. */

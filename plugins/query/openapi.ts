@@ -74,10 +74,10 @@ export const openapi: OpenApiFragment = {
         required: ['id', 'kind', 'status', 'format', 'statement', 'createdBy', 'created', 'started', 'finished', 'elapsedMs', '_links'],
         properties: {
           id: { type: 'string', format: 'uuid', description: 'Technical key of the job.' },
-          kind: { type: 'string', enum: ['query'], description: 'What the job does.' },
+          kind: { type: 'string', description: 'What the job does: `query`, or `upload` (a metadata upload, decisions §8).' },
           status: { type: 'string', enum: ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED'] },
-          format: { type: 'string', enum: FORMATS, description: 'Format of the result.' },
-          statement: { type: ['string', 'null'], description: 'The start of the statement (200 characters, white space collapsed); null for jobs started before the list existed.' },
+          format: { type: 'string', description: `Format of the result (a query's: ${FORMATS.join(', ')}; an upload's change report: JSON).` },
+          statement: { type: ['string', 'null'], description: 'The start of the statement (200 characters, white space collapsed), or what an upload does (`MERGE Finance.json`); null for jobs started before the list existed.' },
           createdBy: { type: 'string', description: 'Login ID of the caller who started the job.' },
           created: { type: 'integer', minimum: 0, description: 'When the job was started, in epoch milliseconds.' },
           started: { type: ['integer', 'null'], minimum: 0, description: 'When its statement began to run; null while queued.' },
@@ -172,6 +172,12 @@ export const openapi: OpenApiFragment = {
                 description: 'While running and once completed.',
                 properties: { rows: { type: 'integer', minimum: 0 }, bytes: { type: 'integer', minimum: 0 }, elapsedMs: { type: 'integer', minimum: 0 } },
               },
+              kind: { type: 'string', description: 'A job of another kind than `query` (an upload): its kind.' },
+              statistics: {
+                type: 'object',
+                description: 'An upload\'s figures, while it runs and once it finished: objects read, created, updated, deleted, unchanged, failed, and total once the file is read.',
+                additionalProperties: { type: 'integer', minimum: 0 },
+              },
             },
           })]),
           ...Object.entries(errors(401, 403, 404, 429, 503)),
@@ -198,8 +204,10 @@ export const openapi: OpenApiFragment = {
         summary: "Reads a completed job's result",
         responses: {
           200: {
-            description: 'The result in the format the job was started with.',
-            content: Object.fromEntries(FORMATS.map((f) => [MEDIA_TYPES[f].split(';')[0], { schema: f === 'JSON' ? { type: 'array', items: { type: 'object' } } : { type: 'string' } }])),
+            description: "The result in the format the job was started with; an upload's change report (JSON: created, updated with the properties changed, deleted, by business key).",
+            content: Object.fromEntries(FORMATS.map((f) => [MEDIA_TYPES[f].split(';')[0], {
+              schema: f === 'JSON' ? { oneOf: [{ type: 'array', items: { type: 'object' } }, { type: 'object', required: ['created', 'updated', 'deleted'] }] } : { type: 'string' },
+            }])),
           },
           ...errors(401, 403, 404),
           409: json('The job has not completed, or it failed.', ref('schemas', 'QueryFailure')),

@@ -209,11 +209,17 @@ export function registerRoutes(deps: RouteDeps) {
     ctx.body = { id };
   });
 
+  /**
+   * Query jobs are administrators'; a job of another kind (an upload) is also
+   * its starter's. Everyone else is refused alike, whether the job exists or not.
+   */
   async function job(ctx: Context) {
-    const principal = administrator(ctx);
+    const principal = ctx.state.principal as Principal;
     const db = ctx.state.db as DatabaseInfo;
     const id = String(ctx.params.id);
     const found = await jobs.find(db.name, id, { tenant: principal.tenant, systemAdmin: principal.systemAdmin });
+    const own = !!found && found.kind !== 'query' && found.loginId === principal.loginId;
+    if (!own && !isAdministrator(principal)) throw createError('FORBIDDEN');
     if (!found) throw createError('JOB_NOT_FOUND', { id });
     return { db, job: found };
   }
@@ -222,7 +228,11 @@ export function registerRoutes(deps: RouteDeps) {
     const { job: found } = await job(ctx);
     const finished = found.status === 'COMPLETED' || found.status === 'FAILED';
     ctx.status = finished ? 200 : 202;
-    ctx.body = { status: found.status, messages: found.messages, ...(found.progress ? { progress: found.progress } : {}) };
+    ctx.body = {
+      status: found.status, messages: found.messages,
+      ...(found.progress ? { progress: found.progress } : {}),
+      ...(found.statistics ? { kind: found.kind, statistics: found.statistics } : {}),
+    };
   });
 
   host.api.get('/jobs/:id/logs', async (ctx) => {
@@ -239,6 +249,12 @@ export function registerRoutes(deps: RouteDeps) {
     }
     host.bulk(ctx);
     ctx.status = 200;
+    if (found.kind !== 'query') {
+      // Another kind's report (an upload's changes), kept as the job ended.
+      ctx.set('Content-Type', 'application/json; charset=utf-8');
+      ctx.body = jobs.result(db.name, found.id);
+      return;
+    }
     ctx.set(resultHeaders(found.format));
     ctx.body = deps.figures.counted(jobs.result(db.name, found.id), found.format, 'job');
   });

@@ -59,6 +59,9 @@ export interface Call {
   scope: Scope;
 }
 
+/** What a write needs of its call: no request (a plugin's bulk write has none, object-writes.ts). */
+export type WriteCall = Pick<Call, 'deps' | 'principal' | 'db' | 'scope'>;
+
 const METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'];
 
 /** What a write answers, kept until its transaction committed. */
@@ -119,7 +122,7 @@ function targetTypes(model: Metamodel, target: Target): string[] {
   return target.kind === 'object' ? [target.object.type] : placeTypes(model, target.place);
 }
 
-function authorize(principal: Principal, types: string[], write: boolean) {
+export function authorize(principal: Principal, types: string[], write: boolean) {
   if (types.includes('User')) requireLevel(principal, 'ADMINISTRATOR');
   if (write && types.includes('Tenant') && !principal.systemAdmin) throw createError('FORBIDDEN');
   if (write) requireLevel(principal, 'EDITOR');
@@ -234,7 +237,7 @@ function creatable(model: Metamodel, place: ListPlace): boolean {
   return place.type.concreteTypes.some((t) => model.types[t].owners.length || model.types[t].root);
 }
 
-function writerOf(call: Call, store: ObjectStore) {
+export function writerOf(call: WriteCall, store: ObjectStore) {
   return new Writer(call.deps.model, call.deps.validators, store, call.scope.tenant, call.principal.loginId, call.deps.customProperties,
     call.deps.statusCheck && { check: call.deps.statusCheck, accessLevel: call.principal.accessLevel });
 }
@@ -384,18 +387,23 @@ function labelOf(o: Record<string, unknown>, model: Metamodel): string | undefin
   return parts.length ? parts.join(' ') : undefined;
 }
 
-interface WriteBatch {
+export interface WriteBatch {
   prepared: PreparedWrite[];
   /** Objects the request removes (their descendants and dependents go with them). */
   leaving: StoredObject[];
   violations: ViolationList;
-  place: ListPlace;
+  /** Where the objects are written, or the type to name in the message of an error. */
+  place: ListPlace | string;
   /** Whether the request creates its object (POST, or PUT/PATCH of a missing object), for the message. */
   creates: boolean;
 }
 
-/** Checks everything, then removes and writes; objects a write would not change keep their version. */
-async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore, writer: Writer, batch: WriteBatch) {
+/**
+ * Checks everything, then removes and writes; objects a write would not
+ * change keep their version. Returns what it removed (the objects left out
+ * with their descendants and dependents).
+ */
+export async function applyWrites(call: WriteCall, trx: Knex.Transaction, store: ObjectStore, writer: Writer, batch: WriteBatch): Promise<StoredObject[]> {
   const { prepared, violations } = batch;
   // A full error payload is not made fuller by asking the database.
   if (violations.omitted) assertNoViolations(violations, batch.place, batch.creates);
@@ -419,10 +427,11 @@ async function applyWrites(call: Call, trx: Knex.Transaction, store: ObjectStore
   await store.update(writer.followModel(below), rendered, call.principal.loginId);
   await store.insert(changed.filter((w) => !w.existing).map((w) => w.object), rendered, call.principal.loginId);
   await keepSecrets(call, trx, changed, batch);
+  return [...leavingTenants, ...leaving];
 }
 
 /** Write-only values go to the plugin that keeps them; its violations undo the whole request. */
-async function keepSecrets(call: Call, trx: Knex.Transaction, written: PreparedWrite[], batch: WriteBatch) {
+async function keepSecrets(call: WriteCall, trx: Knex.Transaction, written: PreparedWrite[], batch: WriteBatch) {
   const violations = new ViolationList();
   for (const w of written) {
     for (const [name, value] of Object.entries(w.secrets)) {

@@ -1,0 +1,126 @@
+/**
+ * JSON (decisions §8): the model as one nested object, written as records
+ * arrive (nothing is held but the open objects' places), two spaces of
+ * indentation, keys in the order the record gives them, lists after the
+ * properties. Read through jsonc-parser's tree (strict: no comments, no
+ * trailing commas), which keeps each object's offset for the line and
+ * column in the logs of an upload; the yaml package's document model did
+ * the same at a seventh of the speed (bench/transfer-formats.ts).
+ */
+import { getNodeValue, parseTree as jsonTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
+import { FileProblem, type RecordWriter, type TransferFormat, type TransferRecord, type WriteContext } from '../records.ts';
+import { descend, type Frame } from './tree.ts';
+import { textOf } from './text.ts';
+
+const pad = (n: number) => ' '.repeat(n);
+
+/** The depth-th object's indentation: its properties stand 2 further in. */
+const objectIndent = (depth: number) => depth * 4;
+
+export function jsonWriter(out: NodeJS.WritableStream): RecordWriter {
+  const stack: Frame[] = [];
+  let buffer = '';
+  const flush = async () => {
+    if (!buffer) return;
+    const chunk = buffer;
+    buffer = '';
+    if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', resolve));
+  };
+  const close = (frame: Frame, depth: number) => {
+    const indent = objectIndent(depth);
+    if (frame.openList !== undefined) buffer += `\n${pad(indent + 2)}]`;
+    buffer += `\n${pad(indent)}}`;
+  };
+  return {
+    async write(record: TransferRecord) {
+      const depth = record.key.length;
+      const { opens } = descend(stack, record, close);
+      const indent = objectIndent(depth);
+      if (depth > 0) {
+        const parent = stack[depth - 1];
+        if (opens) {
+          if (parent.openList !== undefined) buffer += `\n${pad(indent - 2)}]`;
+          buffer += `,\n${pad(indent - 2)}${JSON.stringify(record.list)}: [\n${pad(indent)}`;
+          parent.openList = record.list;
+        } else {
+          buffer += `,\n${pad(indent)}`;
+        }
+      }
+      buffer += `{\n${pad(indent + 2)}"_type": ${JSON.stringify(record.type)}`;
+      for (const [name, value] of Object.entries(record.properties)) {
+        if (value === undefined) continue;
+        buffer += `,\n${pad(indent + 2)}${JSON.stringify(name)}: ${JSON.stringify(value)}`;
+      }
+      stack.push({ items: 0 });
+      if (buffer.length > 65536) await flush();
+    },
+    async end() {
+      while (stack.length) close(stack.pop()!, stack.length);
+      buffer += '\n';
+      await flush();
+      await new Promise<void>((resolve) => out.end(resolve));
+    },
+  };
+}
+
+/** Offsets to 1-based lines and columns, by the starts of the lines. */
+function positions(text: string): (offset: number) => { line: number; column: number } {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return (offset) => {
+    let [low, high] = [0, starts.length - 1];
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (starts[mid] <= offset) low = mid;
+      else high = mid - 1;
+    }
+    return { line: low + 1, column: offset - starts[low] + 1 };
+  };
+}
+
+/** The records of a JSON text, depth first (the shape of tree.ts: arrays of objects with `_type`, or named lists of the type, are lists). */
+export function* jsonRecords(text: string, context: WriteContext): Generator<TransferRecord> {
+  const at = positions(text);
+  const errors: ParseError[] = [];
+  const root = jsonTree(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  if (errors.length || !root) {
+    const first = errors[0];
+    throw new FileProblem(`JSON: ${first ? printParseErrorCode(first.error) : 'no content'}`, at(first?.offset ?? 0));
+  }
+  if (root.type !== 'object') throw new FileProblem('JSON: the file must hold one object (the model\'s root)', at(root.offset));
+  const typeOfNode = (node: JsonNode): unknown => node.children?.find((p) => p.children?.[0].value === '_type')?.children?.[1]?.value;
+  function* walk(node: JsonNode, key: string[], list: string | undefined): Generator<TransferRecord> {
+    const type = typeOfNode(node);
+    if (typeof type !== 'string') throw new FileProblem('an object without `_type`', at(node.offset));
+    const listNames = new Set((context.typeOf(type)?.lists ?? []).map((l) => l.name));
+    const properties: Record<string, unknown> = {};
+    const lists: [string, JsonNode[]][] = [];
+    for (const pair of node.children ?? []) {
+      const [name, value] = [pair.children![0].value as string, pair.children![1]];
+      if (name === '_type') continue;
+      const items = value.type === 'array' ? value.children ?? [] : undefined;
+      const typed = items !== undefined && items.length > 0 && items.every((i) => i.type === 'object' && typeOfNode(i) !== undefined);
+      if (items && (typed || listNames.has(name))) lists.push([name, items]);
+      else properties[name] = getNodeValue(value);
+    }
+    yield { type, key, ...(list !== undefined ? { list } : {}), properties, source: at(node.offset) };
+    for (const [name, items] of lists) {
+      for (const item of items) {
+        if (item.type !== 'object') throw new FileProblem(`the list ${name} holds something that is not an object`, at(item.offset));
+        const label = item.children?.find((p) => p.children?.[0].value === 'label')?.children?.[1]?.value;
+        yield* walk(item, [...key, typeof label === 'string' ? label : ''], name);
+      }
+    }
+  }
+  yield* walk(root, [], undefined);
+}
+
+export const json: TransferFormat = {
+  name: 'JSON',
+  contentType: 'application/json; charset=utf-8',
+  extension: 'json',
+  writer: (out) => jsonWriter(out),
+  async *read(input, context) {
+    yield* jsonRecords(await textOf(input, 'JSON'), context);
+  },
+};

@@ -1,0 +1,175 @@
+/**
+ * Reads the body of an upload (as plugins/profiles/multipart.ts does; plugins share no code but the host's): multipart/form-data (RFC 7578) with exactly
+ * one part, the file, whose Content-Disposition is form-data with a `name`
+ * and an optional `filename` (or `filename*`, RFC 5987).
+ *
+ * The body is read whole, within the file limit plus room for the part's
+ * headers, and split here rather than by formidable's stream parser: the
+ * bytes must stay exactly as sent (a field without Content-Type would be
+ * decoded as text there), `filename*` is not read there, and its part data
+ * events point into a buffer it reuses. Splitting a bounded buffer at the
+ * boundary is short and leaves nothing to chance.
+ */
+import type { Context } from 'koa';
+import { bodyError, createError, decodedBody, type AccessLevel, type DecodedBody } from '../../runtime/host.ts';
+import { cleanFilename, parseDisposition } from './disposition.ts';
+
+export interface UploadedFile {
+  /** The part's `name`: what the data is, as the client calls it. */
+  field: string;
+  filename?: string;
+  bytes: Buffer;
+}
+
+/** Room for the boundary lines and the part's headers beyond the file itself. */
+const OVERHEAD = 64 * 1024;
+/** A body longer than this is not read to its end: the answer closes the connection instead. */
+const DRAIN_LIMIT = 64 * 1024 * 1024;
+
+/** A file over the body limit is 413, as the REST interface answers a body over it. */
+function tooLarge(limit: number, close: boolean) {
+  return createError('PAYLOAD_TOO_LARGE', { limit }, [{ path: 'file', key: 'transferTooLarge', params: { limit } }], close ? { Connection: 'close' } : {});
+}
+
+function bad(key: string, params?: Record<string, unknown>) {
+  return createError('BAD_REQUEST', {}, [{ path: 'file', key, ...(params ? { params } : {}) }]);
+}
+
+/** The boundary of a multipart/form-data content type, or null for any other type. */
+export function boundaryOf(contentType: string): string | null {
+  if (!/^\s*multipart\/form-data\s*(;|$)/i.test(contentType)) return null;
+  const m = /;\s*boundary\s*=\s*(?:"([^"]{1,70})"|([^\s;"]{1,70}))/i.exec(contentType);
+  return m ? (m[1] ?? m[2]) : '';
+}
+
+/** `level`: the least access level that may upload here; a caller below it gets 403 before a byte is read. */
+export async function readSingleFile(ctx: Context, limit: number, level: AccessLevel): Promise<UploadedFile> {
+  const decoded = decodedBody(ctx, level);
+  const boundary = boundaryOf(ctx.get('content-type'));
+  if (boundary === null) {
+    throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type') || '-', expected: 'multipart/form-data' }, [{ path: 'file', key: 'transferMultipartRequired' }]);
+  }
+  if (!boundary) throw bad('transferMalformedMultipart');
+  const body = await readBody(ctx, decoded, limit + OVERHEAD, limit);
+  return singlePart(splitParts(body, boundary), limit);
+}
+
+/**
+ * Reads up to `max` bytes; a longer body is drained (so that the client
+ * reads the answer), or left unread when far too long: the answer then
+ * closes the connection. The request stream is never destroyed here, so the
+ * error answer can still be written.
+ */
+function readBody(ctx: Context, decoded: DecodedBody, max: number, limit: number): Promise<Buffer> {
+  const declared = Number(ctx.get('content-length') || NaN);
+  if (declared > DRAIN_LIMIT) return Promise.reject(tooLarge(limit, true));
+  const { req } = ctx;
+  const body = decoded.stream;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const stop = () => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > DRAIN_LIMIT) {
+        stop();
+        body.pause();
+        reject(tooLarge(limit, true));
+      } else if (total <= max) {
+        chunks.push(chunk);
+      }
+    };
+    const onEnd = () => {
+      stop();
+      if (total > max) reject(tooLarge(limit, false));
+      else resolve(Buffer.concat(chunks));
+    };
+    const onError = (err: Error) => {
+      stop();
+      reject(bodyError(err, decoded));
+    };
+    // A client that goes away before the end leaves nothing to answer; nothing is stored.
+    const onClose = () => {
+      // A decoded body may still be on its way after the request ended.
+      if (!req.complete) onError(bad('transferIncomplete'));
+    };
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+interface Part {
+  headers: Buffer;
+  data: Buffer;
+}
+
+/**
+ * Splits at delimiter lines (`--boundary`, blanks, line end; or the closing
+ * `--boundary--`). Text that merely starts like a delimiter is data; the
+ * preamble and epilogue are ignored, as RFC 2046 says.
+ */
+function splitParts(body: Buffer, boundary: string): Part[] {
+  const dashBoundary = Buffer.from(`--${boundary}`, 'latin1');
+  const delimiter = Buffer.from(`\r\n--${boundary}`, 'latin1');
+  /** The delimiter line starting at `at` (the position of `--boundary`): where its part begins, or 'close', or null if it is none. */
+  const lineAt = (at: number): number | 'close' | null => {
+    let cursor = at + dashBoundary.length;
+    if (body[cursor] === 0x2d && body[cursor + 1] === 0x2d) return 'close';
+    while (body[cursor] === 0x20 || body[cursor] === 0x09) cursor++;
+    return body[cursor] === 0x0d && body[cursor + 1] === 0x0a ? cursor + 2 : null;
+  };
+  const nextLine = (from: number): number => {
+    for (let found = body.indexOf(delimiter, from); found >= 0; found = body.indexOf(delimiter, found + 1)) {
+      if (lineAt(found + 2) !== null) return found;
+    }
+    return -1;
+  };
+  let at = body.subarray(0, dashBoundary.length).equals(dashBoundary) && lineAt(0) !== null ? 0 : nextLine(0) + 2;
+  if (at === 1) throw bad('transferMalformedMultipart');
+  const parts: Part[] = [];
+  for (;;) {
+    const start = lineAt(at);
+    if (start === 'close') return parts;
+    if (start === null) throw bad('transferMalformedMultipart');
+    const end = nextLine(start - 2);
+    if (end < 0) throw bad('transferMalformedMultipart');
+    const part = body.subarray(start, Math.max(end, start));
+    // A part without headers starts with the empty line.
+    const blank = part.subarray(0, 2).equals(Buffer.from('\r\n')) ? -2 : part.indexOf('\r\n\r\n');
+    if (blank === -1) throw bad('transferMalformedMultipart');
+    parts.push({ headers: part.subarray(0, Math.max(blank, 0)), data: part.subarray(blank + 4) });
+    at = end + 2;
+  }
+}
+
+function singlePart(parts: Part[], limit: number): UploadedFile {
+  if (!parts.length) throw bad('transferNoPart');
+  if (parts.length > 1) throw bad('transferSecondPart');
+  const [part] = parts;
+  const headers = headersOf(part.headers);
+  const encoding = headers.get('content-transfer-encoding')?.toLowerCase();
+  if (encoding && !['7bit', '8bit', 'binary'].includes(encoding)) throw bad('transferPartEncoding', { encoding });
+  const disposition = parseDisposition(headers.get('content-disposition') ?? '');
+  if (!disposition || disposition.type !== 'form-data' || !disposition.params.name) throw bad('transferPartWithoutName');
+  if (part.data.length > limit) throw tooLarge(limit, false);
+  const filename = cleanFilename(disposition.params['filename*'] ?? disposition.params.filename);
+  // A copy: the body buffer may be larger than the file.
+  return { field: disposition.params.name, ...(filename ? { filename } : {}), bytes: Buffer.from(part.data) };
+}
+
+/** Part headers are UTF-8: browsers send file names that way, unescaped. */
+function headersOf(raw: Buffer): Map<string, string> {
+  const headers = new Map<string, string>();
+  for (const line of raw.toString('utf8').split('\r\n')) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+  }
+  return headers;
+}
