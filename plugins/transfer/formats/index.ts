@@ -20,10 +20,11 @@ export function formatNamed(name: string): TransferFormat | undefined {
   return Object.hasOwn(FORMATS, upper) ? FORMATS[upper as TransferFormat['name']] : undefined;
 }
 
-/** The format a file name's extension says (`Finance.yml` → YAML); undefined when none does. */
+/** The format a file name's extension says (`Finance.yml` → YAML, `Finance.csv.zip` → CSV); undefined when none does. */
 export function formatOfFilename(filename: string | undefined): TransferFormat | undefined {
-  const extension = /\.([A-Za-z0-9]+)$/.exec(filename ?? '')?.[1]?.toLowerCase();
-  if (!extension) return undefined;
-  if (extension === 'yml') return FORMATS.YAML;
-  return Object.values(FORMATS).find((f) => f!.extension === extension);
+  const name = (filename ?? '').toLowerCase();
+  if (name.endsWith('.yml')) return FORMATS.YAML;
+  // A zip is the CSV format's (one file per type), whether named `Finance.csv.zip` as its download is or `Finance.zip`.
+  if (name.endsWith('.zip')) return FORMATS.CSV;
+  return Object.values(FORMATS).find((f) => name.endsWith(`.${f!.extension}`));
 }

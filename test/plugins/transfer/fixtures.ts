@@ -40,16 +40,22 @@ export async function otherModels(t: TestService, db: string) {
   const post = await rest(t, 'POST', `/rest/${db}/organizations/${org.id}/posts`, { _type: 'Post', label: 'Leitung' });
   await rest(t, 'POST', `/rest/${db}/persons/${person.id}/holdsPost`, { _type: 'HoldsPost', holdsPost: post.id });
   await rest(t, 'POST', `/rest/${db}/organizations/${org.id}/groups`, { _type: 'Group', label: 'Team "A"' });
-  await rest(t, 'POST', `/rest/${db}/schemes`, { _type: 'Scheme', label: 'Data Domains' });
+  await rest(t, 'POST', `/rest/${db}/schemes`, { _type: 'Scheme', label: 'Data Domains', modelType: 'DataModel' });
   const date = await rest(t, 'POST', `/rest/${db}/schemes/${encodeURIComponent('Data Domains')}/datatypes`, { _type: 'Datatype', label: 'Date' });
   return { person, date };
 }
 
-/** The scheme `Finance` with every type the metamodel has below a scheme. */
+/**
+ * The schemes a kind of model holds what it may (decisions §7.1): `Finance`, a data catalog, and beside it a
+ * data model, a system catalog and a reference data model; together every type the metamodel has below a scheme.
+ */
+export const FINANCE_SCHEMES = ['Finance', 'Finance Data', 'Finance Systems', 'Finance Codes'];
+
+/** The scheme `Finance` and its companions (FINANCE_SCHEMES), with every type the metamodel has below a scheme. */
 export async function financeModel(t: TestService, db: string) {
   const { person, date } = await otherModels(t, db);
   const post = (path: string, body: Json) => rest(t, 'POST', `/rest/${db}${path}`, body);
-  const scheme = await post('/schemes', { _type: 'Scheme', label: 'Finance', description: 'Line one,\n"quoted"', customProperties: { modellversion: '2.1' } });
+  const scheme = await post('/schemes', { _type: 'Scheme', label: 'Finance', modelType: 'DataCatalog', description: 'Line one,\n"quoted"', customProperties: { modellversion: '2.1' } });
   const org = await post(`/schemes/${scheme.id}/collections`, { _type: 'Collection', label: 'Org/Ä', tags: ['x', 'y'] });
   const inner = await post(`/collections/${org.id}/collections`, { _type: 'Collection', label: 'say "hi"' });
   const invoices = await post(`/collections/${org.id}/datasets`, { _type: 'Dataset', label: 'Invoices', customProperties: { vertraulich: true, seiten: 3 } });
@@ -63,16 +69,20 @@ export async function financeModel(t: TestService, db: string) {
   await post(`/classifiers/${customer.id}/attributes`, { _type: 'BusinessAttribute', label: 'Born', hasRange: date.id });
   const colors = await post(`/schemes/${scheme.id}/enumerations`, { _type: 'Enumeration', label: 'Colors' });
   await post(`/enumerations/${colors.id}/literals`, { _type: 'Literal', label: 'Red' });
-  const countries = await post(`/schemes/${scheme.id}/enumerations`, { _type: 'ReferenceObject', label: 'Countries' });
-  await post(`/enumerations/${countries.id}/literals`, { _type: 'ReferenceValue', label: 'DE' });
   await post(`/schemes/${scheme.id}/processings`, { _type: 'Processing', label: 'Billing' });
-  const system = await post(`/schemes/${scheme.id}/systems`, { _type: 'System', label: 'ERP' });
+
+  const codes = await post('/schemes', { _type: 'Scheme', label: 'Finance Codes', modelType: 'ReferenceDataModel' });
+  const countries = await post(`/schemes/${codes.id}/enumerations`, { _type: 'ReferenceObject', label: 'Countries' });
+  await post(`/enumerations/${countries.id}/literals`, { _type: 'ReferenceValue', label: 'DE', timeSeries: [{ code: 'DE', shortText: 'Deutschland', validFrom: Date.UTC(1990, 9, 3) }] });
+  const systems = await post('/schemes', { _type: 'Scheme', label: 'Finance Systems', modelType: 'SystemCatalog' });
+  const system = await post(`/schemes/${systems.id}/systems`, { _type: 'System', label: 'ERP' });
   await post(`/systems/${system.id}/systems`, { _type: 'System', label: 'ERP/Sub' });
-  const line = await post(`/schemes/${scheme.id}/dataObjects`, { _type: 'DataObject', label: 'Line' });
-  const order = await post(`/schemes/${scheme.id}/dataObjects`, { _type: 'UmlClass', label: 'Order' });
+  const data = await post('/schemes', { _type: 'Scheme', label: 'Finance Data', modelType: 'DataModel' });
+  const line = await post(`/schemes/${data.id}/dataObjects`, { _type: 'DataObject', label: 'Line' });
+  const order = await post(`/schemes/${data.id}/dataObjects`, { _type: 'UmlClass', label: 'Order' });
   await post(`/dataObjects/${order.id}/attributes`, { _type: 'UmlAttribute', label: 'qty' });
   await post(`/dataObjects/${order.id}/compositions`, { _type: 'Composition', hasRange: line.id });
-  await post(`/schemes/${scheme.id}/datatypes`, { _type: 'Datatype', label: 'Money' });
+  await post(`/schemes/${data.id}/datatypes`, { _type: 'Datatype', label: 'Money' });
   return { scheme, invoices, org };
 }
 
