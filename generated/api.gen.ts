@@ -15476,6 +15476,8 @@ export interface components {
             readonly modifiedBy?: string;
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
+            /** @description Names of profiles whose annotations apply to the objects of this scheme, in order, on top of the tenant's (the profiles plugin checks the names). */
+            profiles?: string[];
             /** @description Marked as not to be changed. */
             readOnly?: boolean;
             /**
@@ -15553,6 +15555,8 @@ export interface components {
              * @default BusinessDataModel
              */
             modelType?: ("BusinessDataModel" | "DataCatalog" | "DataDomainModel" | "DataModel" | "MeasuresCatalog" | "ProcessingDirectory" | "ProjectDirectory" | "QualityModel" | "ReferenceDataModel" | "SystemCatalog") | null;
+            /** @description Names of profiles whose annotations apply to the objects of this scheme, in order, on top of the tenant's (the profiles plugin checks the names). */
+            profiles?: string[] | null;
             /** @description Marked as not to be changed. */
             readOnly?: boolean | null;
             /**
