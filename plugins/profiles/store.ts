@@ -85,36 +85,6 @@ export class ProfileStore {
   }
 
   /**
-   * The revision of a profile, with its parsed document only when it is not
-   * the revision the caller has: the cheap check a write request makes.
-   */
-  async revisionSince(tenant: string, name: string, known: number | null): Promise<{ revision: number; parsed?: Record<string, unknown> } | null> {
-    const r = await this.q.raw(
-      `select revision, case when revision is distinct from ?::bigint then parsed end as parsed from ${this.table} where tenant = ? and name = ?`,
-      [known, tenant, name],
-    );
-    const row = r.rows[0];
-    if (!row) return null;
-    return { revision: Number(row.revision), ...(row.parsed ? { parsed: row.parsed } : {}) };
-  }
-
-  /**
-   * `revisionSince` for several profiles in one lookup: by name, the
-   * revision, with the parsed document where it is not the one the caller has.
-   */
-  async revisionsSince(tenant: string, known: Record<string, number | null>): Promise<Record<string, { revision: number; parsed?: Record<string, unknown> }>> {
-    const names = Object.keys(known);
-    const r = await this.q.raw(
-      `select name, revision, case when revision is distinct from (?::jsonb ->> name)::bigint then parsed end as parsed
-       from ${this.table} where tenant = ? and name in (${names.map(() => '?').join(', ')})`,
-      [JSON.stringify(known), tenant, ...names],
-    );
-    return Object.fromEntries(r.rows.map((row: { name: string; revision: string | number; parsed?: Record<string, unknown> | null }) => [
-      row.name, { revision: Number(row.revision), ...(row.parsed ? { parsed: row.parsed } : {}) },
-    ]));
-  }
-
-  /**
    * The revisions of the tenant's profiles by name, and their parsed
    * documents when `withDocuments`: what the metamodel call depends on.
    */
