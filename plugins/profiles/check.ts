@@ -112,7 +112,8 @@ export class CustomPropertiesChecker {
         if (unknown.length) return unknown.map((value) => ({ path: 'profiles', key: 'schemeProfileUnknown', params: { value } }));
       }
     } else {
-      named = profiles.profilesOf(await this.modelOf(store, tenant, placement, existing));
+      // Where no scheme of the tenant names profiles, where the object stands does not matter (and costs no lookup).
+      named = profiles.schemes.size ? profiles.profilesOf(await this.modelOf(store, tenant, placement, existing)) : [];
     }
     const rules = profiles.annotations(named, this.cache.model).rulesOf(type.name, kind);
     const custom = state.customProperties;
