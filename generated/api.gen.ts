@@ -257,12 +257,82 @@ export interface paths {
         };
         /**
          * The metamodel as the login tenant's annotations and profile present it
-         * @description Every type with its properties, lists and groups, laid over with the standard annotations and profile and the tenant's own (the tenant's win). Anyone signed in to the tenant. The answer carries an ETag that changes when the tenant uploads a profile; send it in `If-None-Match` to be answered 304.
+         * @description Every type with its properties, lists and groups, laid over with the standard annotations and profile and the tenant's own (the tenant's win). With `scheme`, the view of one scheme: the profiles the scheme names under `profiles` over those, in order (later ones win), and for the type Scheme the annotations of the scheme's kind (its `modelType`, e.g. `DataDomainModel`) over Scheme's. Anyone signed in to the tenant. The answer carries an ETag that changes when the tenant uploads a profile (or the scheme changes); send it in `If-None-Match` to be answered 304. 400: `scheme` is not a technical key; 404: the tenant has no scheme with that key.
          */
         get: operations["getResolvedMetamodel"];
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/profiles": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The profiles the caller can see
+         * @description Anyone signed in to the tenant: the standard profiles, the tenant's own (`annotations`, `profile`, and the tenant's label as another name of `annotations`), then its named profiles by name. Another tenant's named profiles are never listed.
+         */
+        get: operations["listProfiles"];
+        put?: never;
+        /**
+         * Creates a named profile of the login tenant
+         * @description Administrators of the login tenant. The new profile holds annotations and is empty until uploaded (its download is an initial document). A name has 1 to 100 characters — letters of any language, digits, `_`, `-`, `.`, starting with a letter or digit — and is compared exactly; otherwise 400. A name that is a standard profile's, `annotations`, `profile` or the tenant's label, in any letter case, is 409, as is a name the tenant has already. Below ADMINISTRATOR: 403.
+         */
+        post: operations["createProfile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/{db}/profiles/{profile}": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Name of the profile: a standard one, the tenant's (`annotations`, also called by the tenant's label, and `profile`) or a named one the tenant's administrators created. */
+                profile: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * What a profile is
+         * @description Anyone signed in to the tenant. 404 for a name the tenant does not have.
+         */
+        get: operations["getProfile"];
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a named profile of the login tenant
+         * @description Administrators of the login tenant (below: 403). The standard profiles and the tenant's own (`annotations`, its label, `profile`) cannot be deleted: 403. A name the tenant does not have: 404. A profile that a scheme of the tenant names under `profiles`: 409 naming the schemes (remove it from them first).
+         */
+        delete: operations["deleteProfile"];
         options?: never;
         head?: never;
         patch?: never;
@@ -282,14 +352,14 @@ export interface paths {
             path: {
                 /** @description Name of the database. */
                 db: components["parameters"]["Database"];
-                /** @description Name of the profile. */
-                profile: "annotations" | "profile" | "standard-annotations" | "standard-profile";
+                /** @description Name of the profile: a standard one, the tenant's (`annotations`, also called by the tenant's label, and `profile`) or a named one the tenant's administrators created. */
+                profile: string;
             };
             cookie?: never;
         };
         /**
          * Reads a profile as YAML
-         * @description The login tenant's uploaded file, the initial document if none was uploaded, or a standard profile generated from the metamodel.
+         * @description The login tenant's uploaded file (also a named profile's, and `annotations` under the tenant's label), the initial document if none was uploaded, or a standard profile generated from the metamodel. 404 for a name the tenant does not have.
          */
         get: operations["downloadProfile"];
         put?: never;
@@ -314,15 +384,15 @@ export interface paths {
             path: {
                 /** @description Name of the database. */
                 db: components["parameters"]["Database"];
-                /** @description Name of the profile. */
-                profile: "annotations" | "profile";
+                /** @description Name of the profile: a standard one, the tenant's (`annotations`, also called by the tenant's label, and `profile`) or a named one the tenant's administrators created. */
+                profile: string;
             };
             cookie?: never;
         };
         get?: never;
         /**
          * Replaces one of the login tenant's profiles
-         * @description Administrators of the login tenant. The file is checked before it is kept; a file that breaks the rules is refused with 400 naming each violation. The standard profiles cannot be uploaded (403).
+         * @description Administrators of the login tenant. The file is checked before it is kept; a file that breaks the rules is refused with 400 naming each violation. `annotations` (or the tenant's label) and every named profile take annotations, `profile` a profile. The standard profiles cannot be uploaded (403); a name never created (or deleted) is 404.
          */
         put: operations["uploadProfile"];
         post?: never;
@@ -14822,6 +14892,31 @@ export interface components {
             /** @description Number of objects in the list. */
             total: number;
         };
+        ProfileInfo: {
+            /**
+             * @description For the tenant's label: the profile it is another name for.
+             * @enum {string}
+             */
+            aliasOf?: "annotations";
+            /** @description When it was created or last uploaded, in epoch milliseconds; null as `modifiedBy`. */
+            dateModified: number | null;
+            /** @description The name of the file a download gives. */
+            filename: string;
+            /**
+             * @description What it holds: annotations (labels and custom properties; every named profile) or a profile (the view, statuses).
+             * @enum {string}
+             */
+            kind: "annotations" | "profile";
+            /** @description Login ID of whoever created or last uploaded it; null for a standard profile and one never uploaded. */
+            modifiedBy: string | null;
+            /** @description The name the profile is called by. */
+            name: string;
+            /**
+             * @description `standard`: delivered with the service (read only); `tenant`: the tenant's own (`annotations`, its label, `profile`; never deleted); `named`: created by an administrator of the tenant, applied to the schemes that name it under `profiles`.
+             * @enum {string}
+             */
+            origin: "standard" | "tenant" | "named";
+        };
         /** @description A statement that the sandbox or the database refused, or a job without a result: just the message. */
         QueryFailure: {
             message: string;
@@ -15793,6 +15888,8 @@ export interface components {
             readonly modifiedBy?: string;
             /** @description Technical key of the parent object. */
             readonly parentId?: string | null;
+            /** @description Names of profiles whose annotations apply to the objects of this scheme, in order, on top of the tenant's (the profiles plugin checks the names). */
+            profiles?: string[];
             /** @description Marked as not to be changed. */
             readOnly?: boolean;
             /**
@@ -15870,6 +15967,8 @@ export interface components {
              * @default BusinessDataModel
              */
             modelType?: ("BusinessDataModel" | "DataCatalog" | "DataDomainModel" | "DataModel" | "MeasuresCatalog" | "ProcessingDirectory" | "ProjectDirectory" | "QualityModel" | "ReferenceDataModel" | "SystemCatalog") | null;
+            /** @description Names of profiles whose annotations apply to the objects of this scheme, in order, on top of the tenant's (the profiles plugin checks the names). */
+            profiles?: string[] | null;
             /** @description Marked as not to be changed. */
             readOnly?: boolean | null;
             /**
@@ -17559,6 +17658,8 @@ export interface operations {
             query?: {
                 /** @description Language of labels and descriptions; wins over `Accept-Language`. Both languages are in `labels` anyway. */
                 language?: "de" | "en";
+                /** @description Technical key of a scheme of the tenant: the metamodel as its objects have it (its profiles and its kind applied). */
+                scheme?: string;
             };
             header?: {
                 /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
@@ -17606,6 +17707,162 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listProfiles: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profiles. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileInfo"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The name of the new profile. */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The profile was created. */
+            201: {
+                headers: {
+                    /** @description Address of the new profile. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Name of the profile: a standard one, the tenant's (`annotations`, also called by the tenant's label, and `profile`) or a named one the tenant's administrators created. */
+                profile: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileInfo"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Language of messages: `en` or `de`. Any other value gives the configured default language. */
+                "Accept-Language"?: components["parameters"]["AcceptLanguage"];
+                /** @description Label of the tenant to log into; the call is rejected if the user has no access to it or if it differs from the tenant of the access key. */
+                "service-tenant"?: components["parameters"]["ServiceTenant"];
+                /** @description An access key; identifies the user and its tenant (see the security scheme `accessKey`). */
+                "service-access-key"?: components["parameters"]["ServiceAccessKey"];
+            };
+            path: {
+                /** @description Name of the database. */
+                db: components["parameters"]["Database"];
+                /** @description Name of the profile: a standard one, the tenant's (`annotations`, also called by the tenant's label, and `profile`) or a named one the tenant's administrators created. */
+                profile: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The profile was deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     downloadProfile: {
         parameters: {
             query?: never;
@@ -17620,8 +17877,8 @@ export interface operations {
             path: {
                 /** @description Name of the database. */
                 db: components["parameters"]["Database"];
-                /** @description Name of the profile. */
-                profile: "annotations" | "profile" | "standard-annotations" | "standard-profile";
+                /** @description Name of the profile: a standard one, the tenant's (`annotations`, also called by the tenant's label, and `profile`) or a named one the tenant's administrators created. */
+                profile: string;
             };
             cookie?: never;
         };
@@ -17659,8 +17916,8 @@ export interface operations {
             path: {
                 /** @description Name of the database. */
                 db: components["parameters"]["Database"];
-                /** @description Name of the profile. */
-                profile: "annotations" | "profile";
+                /** @description Name of the profile: a standard one, the tenant's (`annotations`, also called by the tenant's label, and `profile`) or a named one the tenant's administrators created. */
+                profile: string;
             };
             cookie?: never;
         };

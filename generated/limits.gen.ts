@@ -1883,6 +1883,9 @@ export const propertyLimits: Record<string, Record<string, Record<string, unknow
       "format": "uuid",
       "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
     },
+    "profiles": {
+      "maxLength": 1000
+    },
     "readOnly": {},
     "status": {},
     "stereotype": {

@@ -8579,6 +8579,17 @@ export const metamodel: Metamodel = {
           "writeOnly": false
         },
         {
+          "dataType": "STRING",
+          "declaredBy": "Scheme",
+          "description": "Names of profiles whose annotations apply to the objects of this scheme, in order, on top of the tenant's (the profiles plugin checks the names).",
+          "many": true,
+          "name": "profiles",
+          "owner": false,
+          "readOnly": false,
+          "required": false,
+          "writeOnly": false
+        },
+        {
           "dataType": "BOOLEAN",
           "declaredBy": "Asset",
           "description": "Marked as not to be changed.",

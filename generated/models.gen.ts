@@ -861,6 +861,8 @@ export interface Scheme extends Asset {
   _type: 'Scheme';
   /** The kind of model. */
   modelType?: 'BusinessDataModel' | 'DataCatalog' | 'DataDomainModel' | 'DataModel' | 'MeasuresCatalog' | 'ProcessingDirectory' | 'ProjectDirectory' | 'QualityModel' | 'ReferenceDataModel' | 'SystemCatalog';
+  /** Names of profiles whose annotations apply to the objects of this scheme, in order, on top of the tenant's (the profiles plugin checks the names). */
+  profiles?: string[];
 }
 
 /** Write form of Scheme. */
@@ -875,6 +877,8 @@ export interface SchemeWrite {
   locked?: boolean | null;
   /** The kind of model. */
   modelType?: 'BusinessDataModel' | 'DataCatalog' | 'DataDomainModel' | 'DataModel' | 'MeasuresCatalog' | 'ProcessingDirectory' | 'ProjectDirectory' | 'QualityModel' | 'ReferenceDataModel' | 'SystemCatalog' | null;
+  /** Names of profiles whose annotations apply to the objects of this scheme, in order, on top of the tenant's (the profiles plugin checks the names). */
+  profiles?: string[] | null;
   /** Marked as not to be changed. */
   readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
@@ -1756,6 +1760,7 @@ export interface SchemeState {
   label: string;
   locked?: boolean | null;
   modelType?: 'BusinessDataModel' | 'DataCatalog' | 'DataDomainModel' | 'DataModel' | 'MeasuresCatalog' | 'ProcessingDirectory' | 'ProjectDirectory' | 'QualityModel' | 'ReferenceDataModel' | 'SystemCatalog' | null;
+  profiles?: string[] | null;
   readOnly?: boolean | null;
   status?: 'WORKING' | 'SUBMITTED' | 'ACCEPTED' | 'REJECTED' | 'FINAL' | 'INACTIVE' | 'PUBLISHED' | 'DELETENEW' | 'INTERMINATION' | 'ARCHIVED' | null;
   stereotype?: string | null;
@@ -1770,6 +1775,7 @@ export interface SchemeProperties {
   favorite?: boolean;
   locked?: boolean;
   modelType?: 'BusinessDataModel' | 'DataCatalog' | 'DataDomainModel' | 'DataModel' | 'MeasuresCatalog' | 'ProcessingDirectory' | 'ProjectDirectory' | 'QualityModel' | 'ReferenceDataModel' | 'SystemCatalog';
+  profiles?: string[];
   readOnly?: boolean;
   stereotype?: string;
   synonyms?: string[];

@@ -19145,7 +19145,7 @@ return errors === 0;
 }
 
 export const validateScheme = validate31;
-const schema32 = {"type":"object","properties":{"_type":{"const":"Scheme"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"modelType":{"anyOf":[{"type":"string","enum":["BusinessDataModel","DataCatalog","DataDomainModel","DataModel","MeasuresCatalog","ProcessingDirectory","ProjectDirectory","QualityModel","ReferenceDataModel","SystemCatalog"]},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
+const schema32 = {"type":"object","properties":{"_type":{"const":"Scheme"},"customProperties":{"anyOf":[{"type":"object"},{"type":"null"}]},"description":{"anyOf":[{"type":"string","maxLength":100000},{"type":"null"}]},"favorite":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"label":{"type":"string","maxLength":1000,"minLength":1},"locked":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"modelType":{"anyOf":[{"type":"string","enum":["BusinessDataModel","DataCatalog","DataDomainModel","DataModel","MeasuresCatalog","ProcessingDirectory","ProjectDirectory","QualityModel","ReferenceDataModel","SystemCatalog"]},{"type":"null"}]},"profiles":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"readOnly":{"anyOf":[{"type":"boolean"},{"type":"null"}]},"status":{"anyOf":[{"type":"string","enum":["WORKING","SUBMITTED","ACCEPTED","REJECTED","FINAL","INACTIVE","PUBLISHED","DELETENEW","INTERMINATION","ARCHIVED"]},{"type":"null"}]},"stereotype":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]},"synonyms":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"tags":{"anyOf":[{"type":"array","items":{"type":"string","maxLength":1000}},{"type":"null"}]},"title":{"anyOf":[{"type":"string","maxLength":1000},{"type":"null"}]}},"required":["label"],"additionalProperties":false};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -19512,13 +19512,18 @@ vErrors = null;
 }
 }
 }
-if(data.readOnly !== undefined){
-let data7 = data.readOnly;
+if(data.profiles !== undefined){
+let data7 = data.profiles;
 const _errs36 = errors;
 let valid6 = false;
 const _errs37 = errors;
-if(typeof data7 !== "boolean"){
-const err23 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(Array.isArray(data7)){
+const len0 = data7.length;
+for(let i0=0; i0<len0; i0++){
+let data8 = data7[i0];
+if(typeof data8 === "string"){
+if(func3(data8) > 1000){
+const err23 = {instancePath:instancePath+"/profiles/" + i0,schemaPath:"#/properties/profiles/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -19527,12 +19532,9 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid5 = _errs37 === errors;
-valid6 = valid6 || _valid5;
-if(!valid6){
-const _errs39 = errors;
-if(data7 !== null){
-const err24 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+else {
+const err24 = {instancePath:instancePath+"/profiles/" + i0,schemaPath:"#/properties/profiles/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -19541,16 +19543,42 @@ vErrors.push(err24);
 }
 errors++;
 }
-var _valid5 = _errs39 === errors;
-valid6 = valid6 || _valid5;
 }
-if(!valid6){
-const err25 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+}
+else {
+const err25 = {instancePath:instancePath+"/profiles",schemaPath:"#/properties/profiles/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
+}
+errors++;
+}
+var _valid5 = _errs37 === errors;
+valid6 = valid6 || _valid5;
+if(!valid6){
+const _errs41 = errors;
+if(data7 !== null){
+const err26 = {instancePath:instancePath+"/profiles",schemaPath:"#/properties/profiles/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+var _valid5 = _errs41 === errors;
+valid6 = valid6 || _valid5;
+}
+if(!valid6){
+const err27 = {instancePath:instancePath+"/profiles",schemaPath:"#/properties/profiles/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
 }
 errors++;
 }
@@ -19566,37 +19594,13 @@ vErrors = null;
 }
 }
 }
-if(data.status !== undefined){
-let data8 = data.status;
-const _errs42 = errors;
-let valid7 = false;
-const _errs43 = errors;
-if(typeof data8 !== "string"){
-const err26 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-if(!((((((((((data8 === "WORKING") || (data8 === "SUBMITTED")) || (data8 === "ACCEPTED")) || (data8 === "REJECTED")) || (data8 === "FINAL")) || (data8 === "INACTIVE")) || (data8 === "PUBLISHED")) || (data8 === "DELETENEW")) || (data8 === "INTERMINATION")) || (data8 === "ARCHIVED"))){
-const err27 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema32.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-var _valid6 = _errs43 === errors;
-valid7 = valid7 || _valid6;
-if(!valid7){
+if(data.readOnly !== undefined){
+let data9 = data.readOnly;
+const _errs44 = errors;
+let valid9 = false;
 const _errs45 = errors;
-if(data8 !== null){
-const err28 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(typeof data9 !== "boolean"){
+const err28 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/0/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -19606,10 +19610,11 @@ vErrors.push(err28);
 errors++;
 }
 var _valid6 = _errs45 === errors;
-valid7 = valid7 || _valid6;
-}
-if(!valid7){
-const err29 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+valid9 = valid9 || _valid6;
+if(!valid9){
+const _errs47 = errors;
+if(data9 !== null){
+const err29 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -19618,26 +19623,11 @@ vErrors.push(err29);
 }
 errors++;
 }
-else {
-errors = _errs42;
-if(vErrors !== null){
-if(_errs42){
-vErrors.length = _errs42;
+var _valid6 = _errs47 === errors;
+valid9 = valid9 || _valid6;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.stereotype !== undefined){
-let data9 = data.stereotype;
-const _errs48 = errors;
-let valid8 = false;
-const _errs49 = errors;
-if(typeof data9 === "string"){
-if(func3(data9) > 1000){
-const err30 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!valid9){
+const err30 = {instancePath:instancePath+"/readOnly",schemaPath:"#/properties/readOnly/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -19646,9 +19636,25 @@ vErrors.push(err30);
 }
 errors++;
 }
+else {
+errors = _errs44;
+if(vErrors !== null){
+if(_errs44){
+vErrors.length = _errs44;
 }
 else {
-const err31 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data.status !== undefined){
+let data10 = data.status;
+const _errs50 = errors;
+let valid10 = false;
+const _errs51 = errors;
+if(typeof data10 !== "string"){
+const err31 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -19657,12 +19663,8 @@ vErrors.push(err31);
 }
 errors++;
 }
-var _valid7 = _errs49 === errors;
-valid8 = valid8 || _valid7;
-if(!valid8){
-const _errs51 = errors;
-if(data9 !== null){
-const err32 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(!((((((((((data10 === "WORKING") || (data10 === "SUBMITTED")) || (data10 === "ACCEPTED")) || (data10 === "REJECTED")) || (data10 === "FINAL")) || (data10 === "INACTIVE")) || (data10 === "PUBLISHED")) || (data10 === "DELETENEW")) || (data10 === "INTERMINATION")) || (data10 === "ARCHIVED"))){
+const err32 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/0/enum",keyword:"enum",params:{allowedValues: schema32.properties.status.anyOf[0].enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -19672,10 +19674,11 @@ vErrors.push(err32);
 errors++;
 }
 var _valid7 = _errs51 === errors;
-valid8 = valid8 || _valid7;
-}
-if(!valid8){
-const err33 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+valid10 = valid10 || _valid7;
+if(!valid10){
+const _errs53 = errors;
+if(data10 !== null){
+const err33 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -19684,30 +19687,11 @@ vErrors.push(err33);
 }
 errors++;
 }
-else {
-errors = _errs48;
-if(vErrors !== null){
-if(_errs48){
-vErrors.length = _errs48;
+var _valid7 = _errs53 === errors;
+valid10 = valid10 || _valid7;
 }
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data.synonyms !== undefined){
-let data10 = data.synonyms;
-const _errs54 = errors;
-let valid9 = false;
-const _errs55 = errors;
-if(Array.isArray(data10)){
-const len0 = data10.length;
-for(let i0=0; i0<len0; i0++){
-let data11 = data10[i0];
-if(typeof data11 === "string"){
-if(func3(data11) > 1000){
-const err34 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(!valid10){
+const err34 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -19716,9 +19700,26 @@ vErrors.push(err34);
 }
 errors++;
 }
+else {
+errors = _errs50;
+if(vErrors !== null){
+if(_errs50){
+vErrors.length = _errs50;
 }
 else {
-const err35 = {instancePath:instancePath+"/synonyms/" + i0,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+vErrors = null;
+}
+}
+}
+}
+if(data.stereotype !== undefined){
+let data11 = data.stereotype;
+const _errs56 = errors;
+let valid11 = false;
+const _errs57 = errors;
+if(typeof data11 === "string"){
+if(func3(data11) > 1000){
+const err35 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -19728,9 +19729,8 @@ vErrors.push(err35);
 errors++;
 }
 }
-}
 else {
-const err36 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err36 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -19739,12 +19739,12 @@ vErrors.push(err36);
 }
 errors++;
 }
-var _valid8 = _errs55 === errors;
-valid9 = valid9 || _valid8;
-if(!valid9){
+var _valid8 = _errs57 === errors;
+valid11 = valid11 || _valid8;
+if(!valid11){
 const _errs59 = errors;
-if(data10 !== null){
-const err37 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(data11 !== null){
+const err37 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -19754,10 +19754,10 @@ vErrors.push(err37);
 errors++;
 }
 var _valid8 = _errs59 === errors;
-valid9 = valid9 || _valid8;
+valid11 = valid11 || _valid8;
 }
-if(!valid9){
-const err38 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(!valid11){
+const err38 = {instancePath:instancePath+"/stereotype",schemaPath:"#/properties/stereotype/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -19767,10 +19767,10 @@ vErrors.push(err38);
 errors++;
 }
 else {
-errors = _errs54;
+errors = _errs56;
 if(vErrors !== null){
-if(_errs54){
-vErrors.length = _errs54;
+if(_errs56){
+vErrors.length = _errs56;
 }
 else {
 vErrors = null;
@@ -19778,8 +19778,8 @@ vErrors = null;
 }
 }
 }
-if(data.tags !== undefined){
-let data12 = data.tags;
+if(data.synonyms !== undefined){
+let data12 = data.synonyms;
 const _errs62 = errors;
 let valid12 = false;
 const _errs63 = errors;
@@ -19789,7 +19789,7 @@ for(let i1=0; i1<len1; i1++){
 let data13 = data12[i1];
 if(typeof data13 === "string"){
 if(func3(data13) > 1000){
-const err39 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+const err39 = {instancePath:instancePath+"/synonyms/" + i1,schemaPath:"#/properties/synonyms/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -19800,7 +19800,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/tags/" + i1,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err40 = {instancePath:instancePath+"/synonyms/" + i1,schemaPath:"#/properties/synonyms/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -19812,7 +19812,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err41 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -19826,7 +19826,7 @@ valid12 = valid12 || _valid9;
 if(!valid12){
 const _errs67 = errors;
 if(data12 !== null){
-const err42 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+const err42 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -19839,7 +19839,7 @@ var _valid9 = _errs67 === errors;
 valid12 = valid12 || _valid9;
 }
 if(!valid12){
-const err43 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const err43 = {instancePath:instancePath+"/synonyms",schemaPath:"#/properties/synonyms/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -19860,14 +19860,18 @@ vErrors = null;
 }
 }
 }
-if(data.title !== undefined){
-let data14 = data.title;
+if(data.tags !== undefined){
+let data14 = data.tags;
 const _errs70 = errors;
 let valid15 = false;
 const _errs71 = errors;
-if(typeof data14 === "string"){
-if(func3(data14) > 1000){
-const err44 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(Array.isArray(data14)){
+const len2 = data14.length;
+for(let i2=0; i2<len2; i2++){
+let data15 = data14[i2];
+if(typeof data15 === "string"){
+if(func3(data15) > 1000){
+const err44 = {instancePath:instancePath+"/tags/" + i2,schemaPath:"#/properties/tags/anyOf/0/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -19878,7 +19882,7 @@ errors++;
 }
 }
 else {
-const err45 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err45 = {instancePath:instancePath+"/tags/" + i2,schemaPath:"#/properties/tags/anyOf/0/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -19887,12 +19891,10 @@ vErrors.push(err45);
 }
 errors++;
 }
-var _valid10 = _errs71 === errors;
-valid15 = valid15 || _valid10;
-if(!valid15){
-const _errs73 = errors;
-if(data14 !== null){
-const err46 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/0/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -19901,16 +19903,30 @@ vErrors.push(err46);
 }
 errors++;
 }
-var _valid10 = _errs73 === errors;
+var _valid10 = _errs71 === errors;
 valid15 = valid15 || _valid10;
-}
 if(!valid15){
-const err47 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+const _errs75 = errors;
+if(data14 !== null){
+const err47 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
 if(vErrors === null){
 vErrors = [err47];
 }
 else {
 vErrors.push(err47);
+}
+errors++;
+}
+var _valid10 = _errs75 === errors;
+valid15 = valid15 || _valid10;
+}
+if(!valid15){
+const err48 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
 }
 errors++;
 }
@@ -19926,14 +19942,80 @@ vErrors = null;
 }
 }
 }
-}
-else {
-const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.title !== undefined){
+let data16 = data.title;
+const _errs78 = errors;
+let valid18 = false;
+const _errs79 = errors;
+if(typeof data16 === "string"){
+if(func3(data16) > 1000){
+const err49 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
-vErrors = [err48];
+vErrors = [err49];
 }
 else {
-vErrors.push(err48);
+vErrors.push(err49);
+}
+errors++;
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/0/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid11 = _errs79 === errors;
+valid18 = valid18 || _valid11;
+if(!valid18){
+const _errs81 = errors;
+if(data16 !== null){
+const err51 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+var _valid11 = _errs81 === errors;
+valid18 = valid18 || _valid11;
+}
+if(!valid18){
+const err52 = {instancePath:instancePath+"/title",schemaPath:"#/properties/title/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+else {
+errors = _errs78;
+if(vErrors !== null){
+if(_errs78){
+vErrors.length = _errs78;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
 }
 errors++;
 }

@@ -1,9 +1,10 @@
 /**
- * Which profiles exist (decisions §6): per tenant `annotations` and
- * `profile`, uploadable by the tenant's administrators; and the standard
- * ones, generated from the metamodel with the code, downloadable by anyone
- * signed in and never uploadable. No other name exists: profiles cannot be
- * created.
+ * Which profiles exist (decisions §6, §7.5): per tenant `annotations` (also
+ * named after the tenant's label) and `profile`, uploadable by the tenant's
+ * administrators; the named profiles its administrators create (annotations
+ * too, which the schemes that name them apply); and the standard ones,
+ * generated from the metamodel with the code, downloadable by anyone signed
+ * in and never uploadable.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -69,4 +70,29 @@ export function loadStandardProfiles(generatedDir: string): Record<string, Stand
     }
     return [name, { kind, filename: `${name}.yaml`, bytes }];
   }));
+}
+
+/** What a named profile is before its first upload: annotations that declare nothing. */
+export function namedInitial(name: string): TenantProfile {
+  return {
+    kind: 'annotations',
+    filename: `${name}.yaml`,
+    initial: initial([
+      `The named profile ${name} (annotations): nothing uploaded yet.`,
+      '',
+      'It applies to the objects of every scheme that names it under profiles, on top of',
+      'the annotations of the tenant. Its shape is that of the annotations.',
+    ]),
+  };
+}
+
+/** Names of named profiles: letters (any language), digits, `_`, `-` and `.`, starting with a letter or digit. */
+export const PROFILE_NAME = /^[\p{L}\p{N}][\p{L}\p{N}_.-]{0,99}$/u;
+export const PROFILE_NAME_MAX = 100;
+
+/** Names a named profile cannot have (compared without letter case): the standard ones and the tenant's own. */
+export function reservedName(name: string, tenantLabel: string | null): boolean {
+  const lower = name.toLowerCase();
+  return [...Object.keys(STANDARD_FILES), ...Object.keys(TENANT_PROFILES), ...(tenantLabel !== null ? [tenantLabel] : [])]
+    .some((n) => n.toLowerCase() === lower);
 }

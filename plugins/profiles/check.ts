@@ -28,16 +28,17 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import { WRITABLE_SYSTEM_PROPERTIES, type CustomPropertiesCheck, type ObjectStore, type RestExtension, type StoredObject, type Violation } from '../../runtime/host.ts';
-import type { AnnotationCache } from './cache.ts';
-import { CompiledAnnotations, type CustomPropertyRule, type TypeRules } from './rules.ts';
+import { TenantProfiles, type AnnotationCache } from './cache.ts';
+import { STANDARD_FILES } from './catalog.ts';
+import { kindOf, KIND_TYPE, type CustomPropertyRule, type TypeRules } from './rules.ts';
 import { checkScalar, UNSTORABLE, UUID_PATTERN } from './values.ts';
-import { mayTouchStatus } from './statuses.ts';
 
 interface WriteRequest {
   method: string;
   db: string;
   tenant: string;
-  annotations: CompiledAnnotations;
+  /** The tenant's profiles and the schemes that name profiles, as the request's one lookup found them. */
+  profiles: TenantProfiles;
   /** Technical keys named in the custom properties of the payload, looked up together. */
   references: Set<string>;
   /** Technical keys the payload's objects give themselves: a reference to one of them is to an object of the same write. */
@@ -68,6 +69,8 @@ export class CustomPropertiesChecker {
    * state), and which objects hold which values (by scope and name).
    */
   private readonly ids = new WeakMap<ObjectStore, { written: Map<string, object>; held: Map<string, { asked: Set<string>; holders: Map<string, string[]> }> }>();
+  /** Per write transaction: the root object (scheme) of parents named by owner references. */
+  private readonly models = new WeakMap<ObjectStore, Map<string, string | null>>();
 
   constructor(private readonly cache: AnnotationCache, private readonly log: { warn(o: object, m: string): void }) {}
 
@@ -75,7 +78,7 @@ export class CustomPropertiesChecker {
   readonly observe: RestExtension = async ({ ctx, principal, db }) => {
     if (!WRITES.has(ctx.method) || !principal.tenant) return false;
     const request: WriteRequest = {
-      method: ctx.method, db, tenant: principal.tenant, annotations: CompiledAnnotations.none, references: new Set(), written: new Set(), texts: new Map(),
+      method: ctx.method, db, tenant: principal.tenant, profiles: TenantProfiles.empty, references: new Set(), written: new Set(), texts: new Map(),
     };
     // Entered before the first await, so that the rest of the request (the generic handler) runs in it.
     this.requests.enterWith(request);
@@ -91,15 +94,28 @@ export class CustomPropertiesChecker {
       if (request.references.size < PREFETCH_LIMIT) collectKeys(item.customProperties, request.references);
       collectTexts(item.customProperties, request.texts);
     }
-    request.annotations = await this.cache.current(db, principal.tenant, mayTouchStatus(ctx.method, body));
+    request.profiles = await this.cache.current(db, principal.tenant);
     return false;
   };
 
-  readonly check: CustomPropertiesCheck = async ({ db, tenant, type, state, existing, store }) => {
+  readonly check: CustomPropertiesCheck = async ({ db, tenant, type, state, existing, store, placement }) => {
     const request = this.requests.getStore();
     const current = request && request.db === db && request.tenant === tenant ? request : undefined;
-    const annotations = current?.annotations ?? this.cache.known(db, tenant) ?? CompiledAnnotations.none;
-    const rules = annotations.rulesOf(type.name);
+    const profiles = current?.profiles ?? this.cache.known(db, tenant) ?? TenantProfiles.empty;
+    const kind = kindOf(this.cache.model, type.name, state);
+    let named: string[];
+    if (kind !== undefined || type.name === KIND_TYPE) {
+      // A scheme: its own `profiles` apply to it, and they must name profiles of the tenant.
+      named = Array.isArray(state.profiles) ? state.profiles.filter((n): n is string => typeof n === 'string') : [];
+      if (!isDeepStrictEqual(state.profiles ?? null, existing?.props.profiles ?? null)) {
+        const unknown = [...new Set(named.filter((n) => !profiles.has(n) && !Object.hasOwn(STANDARD_FILES, n)))];
+        if (unknown.length) return unknown.map((value) => ({ path: 'profiles', key: 'schemeProfileUnknown', params: { value } }));
+      }
+    } else {
+      // Where no scheme of the tenant names profiles, where the object stands does not matter (and costs no lookup).
+      named = profiles.schemes.size ? profiles.profilesOf(await this.modelOf(store, tenant, placement, existing)) : [];
+    }
+    const rules = profiles.annotations(named, this.cache.model).rulesOf(type.name, kind);
     const custom = state.customProperties;
     const sent = isPlainObject(custom) && this.sent.has(custom);
     const wholeWrite = current !== undefined && current.method !== 'PATCH';
@@ -144,6 +160,28 @@ export class CustomPropertiesChecker {
     else delete state.customProperties;
     return [];
   };
+
+  /**
+   * The root object (scheme) an object belongs to: where the write places
+   * it, else where it stood; one that moves under the parent its owner
+   * reference names belongs to that parent's (one lookup per parent and
+   * transaction; a parent the write does not find is refused by the write).
+   */
+  private async modelOf(store: ObjectStore, tenant: string, placement: { modelId: string | null; parentId: string | null; ownerPending: boolean }, existing: StoredObject | null): Promise<string | null> {
+    if (!placement.ownerPending) return placement.modelId ?? existing?.modelId ?? null;
+    const parent = placement.parentId;
+    if (parent === null || !UUID_PATTERN.test(parent)) return null;
+    let memo = this.models.get(store);
+    if (!memo) {
+      memo = new Map();
+      this.models.set(store, memo);
+    }
+    if (!memo.has(parent)) {
+      const [found] = await store.byIds(tenant, [parent.toLowerCase()]);
+      memo.set(parent, found ? found.modelId ?? found.id : null);
+    }
+    return memo.get(parent)!;
+  }
 
   /**
    * Values of `ID` custom properties that another object of the type holds:

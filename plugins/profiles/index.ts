@@ -37,9 +37,9 @@ async function limitsOf(generatedDir: string): Promise<PropertyLimits> {
   return generated.propertyLimits as PropertyLimits;
 }
 
-/** The standard profiles as the bottom layers of the resolved metamodel: annotations first, the profile over them. */
-function standardLayers(standard: Record<string, StandardProfile>): Layer[] {
-  return Object.keys(STANDARD_FILES).map((name) => ({ kind: standard[name].kind, document: parse(standard[name].bytes.toString('utf8')) ?? {} }));
+/** The standard profiles as layers of the resolved metamodel, by name (the bottom ones: annotations first, the profile over them). */
+function standardLayers(standard: Record<string, StandardProfile>): Record<string, Layer> {
+  return Object.fromEntries(Object.keys(STANDARD_FILES).map((name) => [name, { kind: standard[name].kind, document: parse(standard[name].bytes.toString('utf8')) ?? {} }]));
 }
 
 interface ProfileSettings {
@@ -80,7 +80,7 @@ export const manifest: PluginManifest<ProfileSettings> = {
     host.setStatusCheck(statusChecker.check);
     const reader = new ProfileReader(host.config.generatedDir);
     host.onClose(() => reader.close());
-    profileRoutes(host.api, { knex: host.knex, reader, standard, cache, statuses, limit, log: host.log });
+    profileRoutes(host.api, { knex: host.knex, reader, standard, cache, statuses, limit, log: host.log, jsonBody: host.jsonBody });
     const limits = await limitsOf(host.config.generatedDir);
     const fingerprint = createHash('sha256').update(JSON.stringify([model, limits, Object.values(standard).map((s) => s.bytes.toString('base64'))])).digest('base64url');
     metamodelRoute(host.api, { knex: host.knex, model, limits, standard: standardLayers(standard), fingerprint, defaultLanguage: host.config.language });

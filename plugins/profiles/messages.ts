@@ -6,8 +6,14 @@
 import type { PluginResources } from '../../runtime/host.ts';
 
 const en = {
-  profileUnknown: 'There is no profile {name}; profiles cannot be created. The profiles of a tenant are annotations and profile.',
-  profileStandardReadOnly: 'The standard profile {name} is delivered with the service and cannot be uploaded.',
+  profileUnknown: 'There is no profile {name} in this tenant; administrators create named profiles with POST /api/<db>/profiles.',
+  profileStandardReadOnly: 'The standard profile {name} is delivered with the service and cannot be uploaded or deleted.',
+  profileInvalidProfileName: 'A profile name has 1 to 100 characters: letters, digits, _, - and ., starting with a letter or digit.',
+  profileNameReserved: 'The name {name} is taken by a standard profile or by the profiles of the tenant (annotations, profile, its label); letter case is not told apart here.',
+  profileExists: 'The profile {name} exists already.',
+  profileTenantNotDeletable: 'The profile {name} is one of the tenant\'s own and cannot be deleted; upload an empty one instead.',
+  profileInUse: 'The profile {name} cannot be deleted: the schemes {schemes} name it under profiles.',
+  schemeProfileUnknown: 'There is no profile {value} in this tenant.',
   profileMultipartRequired: 'Send multipart/form-data with exactly one YAML file part.',
   profileTooLarge: 'The file is larger than the limit of {limit} bytes (SERVICE_PROFILE_LIMIT).',
   profileIncomplete: 'The upload broke off before the end of the file; nothing was stored.',
@@ -52,7 +58,7 @@ const en = {
   profileAliasesExpand: 'The aliases (*name) of the file would add more than {limit} values to it; write the values out instead.',
   profileTooComplex: 'The file could not be read within {seconds} seconds; it is too complex (deeply nested, or very many keys in one mapping).',
   // Values of custom properties on REST writes.
-  customPropertyUnknown: 'The custom property is not declared for the type {type} in the annotations of this tenant.',
+  customPropertyUnknown: 'The custom property is not declared for the type {type} in the annotations of this tenant nor in the profiles its scheme names.',
   customPropertyNeedsArray: 'The custom property holds several values: send an array.',
   customPropertyNeedsSingle: 'The custom property holds one value, not an array.',
   customPropertyReferenceNotFound: 'No object with the technical key {value} exists in this tenant.',
@@ -80,8 +86,14 @@ const en = {
 };
 
 const de = {
-  profileUnknown: 'Es gibt kein Profil {name}; Profile können nicht angelegt werden. Die Profile eines Mandanten sind annotations und profile.',
-  profileStandardReadOnly: 'Das Standardprofil {name} wird mit dem Dienst ausgeliefert und kann nicht hochgeladen werden.',
+  profileUnknown: 'Es gibt kein Profil {name} in diesem Mandanten; Administratoren legen benannte Profile mit POST /api/<db>/profiles an.',
+  profileStandardReadOnly: 'Das Standardprofil {name} wird mit dem Dienst ausgeliefert und kann weder hochgeladen noch gelöscht werden.',
+  profileInvalidProfileName: 'Ein Profilname hat 1 bis 100 Zeichen: Buchstaben, Ziffern, _, - und ., beginnend mit einem Buchstaben oder einer Ziffer.',
+  profileNameReserved: 'Der Name {name} gehört einem Standardprofil oder den Profilen des Mandanten (annotations, profile, seine Bezeichnung); Groß- und Kleinschreibung werden dabei nicht unterschieden.',
+  profileExists: 'Das Profil {name} gibt es bereits.',
+  profileTenantNotDeletable: 'Das Profil {name} gehört zum Mandanten selbst und kann nicht gelöscht werden; laden Sie stattdessen ein leeres hoch.',
+  profileInUse: 'Das Profil {name} kann nicht gelöscht werden: Die Schemata {schemes} nennen es unter profiles.',
+  schemeProfileUnknown: 'Es gibt kein Profil {value} in diesem Mandanten.',
   profileMultipartRequired: 'Senden Sie multipart/form-data mit genau einem YAML-Dateiteil.',
   profileTooLarge: 'Die Datei ist größer als die Grenze von {limit} Bytes (SERVICE_PROFILE_LIMIT).',
   profileIncomplete: 'Das Hochladen brach vor dem Ende der Datei ab; nichts wurde gespeichert.',
@@ -125,7 +137,7 @@ const de = {
   profileTooManyAliases: 'Zeile {line}, Spalte {column}: Die Datei verwendet mehr als {limit} Aliase (*name); schreiben Sie die Werte aus.',
   profileAliasesExpand: 'Die Aliase (*name) der Datei würden ihr mehr als {limit} Werte hinzufügen; schreiben Sie die Werte aus.',
   profileTooComplex: 'Die Datei konnte nicht innerhalb von {seconds} Sekunden gelesen werden; sie ist zu komplex (tief verschachtelt oder sehr viele Schlüssel in einer Zuordnung).',
-  customPropertyUnknown: 'Die benutzerdefinierte Eigenschaft ist in den Annotationen dieses Mandanten für den Typ {type} nicht deklariert.',
+  customPropertyUnknown: 'Die benutzerdefinierte Eigenschaft ist weder in den Annotationen dieses Mandanten noch in den Profilen seines Schemas für den Typ {type} deklariert.',
   customPropertyNeedsArray: 'Die benutzerdefinierte Eigenschaft hat mehrere Werte: Senden Sie ein Array.',
   customPropertyNeedsSingle: 'Die benutzerdefinierte Eigenschaft hat einen Wert, kein Array.',
   customPropertyReferenceNotFound: 'In diesem Mandanten gibt es kein Objekt mit dem technischen Schlüssel {value}.',

@@ -1,6 +1,6 @@
 /** The profile interface's calls in the OpenAPI document (runtime/openapi-fragment.ts). */
-import { DATABASE_PARAMETERS, errors, json, pathParameter, queryParameter, ref, type OpenApiFragment } from '../../runtime/host.ts';
-import { STANDARD_FILES, TENANT_PROFILES } from './catalog.ts';
+import { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, queryParameter, ref, type OpenApiFragment } from '../../runtime/host.ts';
+import { PROFILE_NAME_MAX, STANDARD_FILES, TENANT_PROFILES } from './catalog.ts';
 
 const STANDARD = Object.keys(STANDARD_FILES);
 const STRING = { type: 'string' };
@@ -32,12 +32,37 @@ const LIMITS = {
   additionalProperties: true,
 };
 
-const profile = (names: string[]) => pathParameter('profile', 'Name of the profile.', { type: 'string', enum: names });
+const profile = (names: string[]) => pathParameter(
+  'profile',
+  "Name of the profile: a standard one, the tenant's (`annotations`, also called by the tenant's label, and `profile`) or a named one the tenant's administrators created.",
+  { type: 'string', minLength: 1, examples: names },
+);
+const ALL_NAMES = [...Object.keys(TENANT_PROFILES), ...STANDARD];
+/** What a name stands for (origin) and when it last changed. */
+const PROFILE_INFO = ref('schemas', 'ProfileInfo');
 
 export const openapi: OpenApiFragment = {
   tags: [{ name: 'Profiles', description: "The login tenant's annotations (custom properties) and profile (what the user interface shows), as YAML files, and the metamodel as they present it." }],
   components: {
     schemas: {
+      ProfileInfo: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'kind', 'origin', 'filename', 'modifiedBy', 'dateModified'],
+        properties: {
+          name: { ...STRING, description: 'The name the profile is called by.' },
+          kind: { type: 'string', enum: ['annotations', 'profile'], description: 'What it holds: annotations (labels and custom properties; every named profile) or a profile (the view, statuses).' },
+          origin: {
+            type: 'string',
+            enum: ['standard', 'tenant', 'named'],
+            description: "`standard`: delivered with the service (read only); `tenant`: the tenant's own (`annotations`, its label, `profile`; never deleted); `named`: created by an administrator of the tenant, applied to the schemes that name it under `profiles`.",
+          },
+          aliasOf: { type: 'string', enum: ['annotations'], description: "For the tenant's label: the profile it is another name for." },
+          filename: { ...STRING, description: 'The name of the file a download gives.' },
+          modifiedBy: { type: ['string', 'null'], description: 'Login ID of whoever created or last uploaded it; null for a standard profile and one never uploaded.' },
+          dateModified: { type: ['number', 'null'], description: 'When it was created or last uploaded, in epoch milliseconds; null as `modifiedBy`.' },
+        },
+      },
       ResolvedMetamodel: {
         type: 'object',
         additionalProperties: false,
@@ -207,9 +232,10 @@ export const openapi: OpenApiFragment = {
         operationId: 'getResolvedMetamodel',
         tags: ['Profiles'],
         summary: "The metamodel as the login tenant's annotations and profile present it",
-        description: "Every type with its properties, lists and groups, laid over with the standard annotations and profile and the tenant's own (the tenant's win). Anyone signed in to the tenant. The answer carries an ETag that changes when the tenant uploads a profile; send it in `If-None-Match` to be answered 304.",
+        description: "Every type with its properties, lists and groups, laid over with the standard annotations and profile and the tenant's own (the tenant's win). With `scheme`, the view of one scheme: the profiles the scheme names under `profiles` over those, in order (later ones win), and for the type Scheme the annotations of the scheme's kind (its `modelType`, e.g. `DataDomainModel`) over Scheme's. Anyone signed in to the tenant. The answer carries an ETag that changes when the tenant uploads a profile (or the scheme changes); send it in `If-None-Match` to be answered 304. 400: `scheme` is not a technical key; 404: the tenant has no scheme with that key.",
         parameters: [
           queryParameter('language', 'Language of labels and descriptions; wins over `Accept-Language`. Both languages are in `labels` anyway.', { type: 'string', enum: ['de', 'en'] }),
+          queryParameter('scheme', 'Technical key of a scheme of the tenant: the metamodel as its objects have it (its profiles and its kind applied).', { type: 'string', format: 'uuid' }),
           { name: 'If-None-Match', in: 'header', description: 'The ETag of an answer kept: 304 if it still applies.', schema: { type: 'string' } },
         ],
         responses: {
@@ -225,13 +251,68 @@ export const openapi: OpenApiFragment = {
         },
       },
     },
+    '/api/{db}/profiles': {
+      parameters: DATABASE_PARAMETERS,
+      get: {
+        operationId: 'listProfiles',
+        tags: ['Profiles'],
+        summary: 'The profiles the caller can see',
+        description: "Anyone signed in to the tenant: the standard profiles, the tenant's own (`annotations`, `profile`, and the tenant's label as another name of `annotations`), then its named profiles by name. Another tenant's named profiles are never listed.",
+        responses: {
+          200: json('The profiles.', { type: 'array', items: PROFILE_INFO }),
+          ...errors(401, 403, 404, 429, 503),
+        },
+      },
+      post: {
+        operationId: 'createProfile',
+        tags: ['Profiles'],
+        summary: 'Creates a named profile of the login tenant',
+        description: "Administrators of the login tenant. The new profile holds annotations and is empty until uploaded (its download is an initial document). A name has 1 to 100 characters — letters of any language, digits, `_`, `-`, `.`, starting with a letter or digit — and is compared exactly; otherwise 400. A name that is a standard profile's, `annotations`, `profile` or the tenant's label, in any letter case, is 409, as is a name the tenant has already. Below ADMINISTRATOR: 403.",
+        requestBody: jsonBody({
+          type: 'object',
+          additionalProperties: false,
+          required: ['name'],
+          properties: { name: { type: 'string', minLength: 1, maxLength: PROFILE_NAME_MAX, description: 'The name of the new profile.' } },
+        }),
+        responses: {
+          201: {
+            ...json('The profile was created.', PROFILE_INFO),
+            headers: { Location: { description: 'Address of the new profile.', schema: { type: 'string' } } },
+          },
+          ...errors(400, 401, 403, 404, 409, 413, 415, 429, 503),
+        },
+      },
+    },
+    '/api/{db}/profiles/{profile}': {
+      parameters: [...DATABASE_PARAMETERS, profile(ALL_NAMES)],
+      get: {
+        operationId: 'getProfile',
+        tags: ['Profiles'],
+        summary: 'What a profile is',
+        description: 'Anyone signed in to the tenant. 404 for a name the tenant does not have.',
+        responses: {
+          200: json('The profile.', PROFILE_INFO),
+          ...errors(401, 403, 404, 429, 503),
+        },
+      },
+      delete: {
+        operationId: 'deleteProfile',
+        tags: ['Profiles'],
+        summary: 'Deletes a named profile of the login tenant',
+        description: "Administrators of the login tenant (below: 403). The standard profiles and the tenant's own (`annotations`, its label, `profile`) cannot be deleted: 403. A name the tenant does not have: 404. A profile that a scheme of the tenant names under `profiles`: 409 naming the schemes (remove it from them first).",
+        responses: {
+          204: { description: 'The profile was deleted.' },
+          ...errors(401, 403, 404, 409, 429, 503),
+        },
+      },
+    },
     '/api/{db}/profiles/{profile}/upload': {
       parameters: [...DATABASE_PARAMETERS, profile(Object.keys(TENANT_PROFILES))],
       put: {
         operationId: 'uploadProfile',
         tags: ['Profiles'],
         summary: "Replaces one of the login tenant's profiles",
-        description: 'Administrators of the login tenant. The file is checked before it is kept; a file that breaks the rules is refused with 400 naming each violation. The standard profiles cannot be uploaded (403).',
+        description: "Administrators of the login tenant. The file is checked before it is kept; a file that breaks the rules is refused with 400 naming each violation. `annotations` (or the tenant's label) and every named profile take annotations, `profile` a profile. The standard profiles cannot be uploaded (403); a name never created (or deleted) is 404.",
         requestBody: {
           required: true,
           content: {
@@ -254,12 +335,12 @@ export const openapi: OpenApiFragment = {
       },
     },
     '/api/{db}/profiles/{profile}/download': {
-      parameters: [...DATABASE_PARAMETERS, profile([...Object.keys(TENANT_PROFILES), ...STANDARD])],
+      parameters: [...DATABASE_PARAMETERS, profile(ALL_NAMES)],
       get: {
         operationId: 'downloadProfile',
         tags: ['Profiles'],
         summary: 'Reads a profile as YAML',
-        description: "The login tenant's uploaded file, the initial document if none was uploaded, or a standard profile generated from the metamodel.",
+        description: "The login tenant's uploaded file (also a named profile's, and `annotations` under the tenant's label), the initial document if none was uploaded, or a standard profile generated from the metamodel. 404 for a name the tenant does not have.",
         responses: {
           200: {
             description: 'The profile.',

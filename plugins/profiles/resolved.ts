@@ -21,7 +21,7 @@
  */
 import type { Language, Metamodel, PropertyDef, TypeDef } from '../../runtime/host.ts';
 import { baseTypeOf, type BaseType } from './schema.ts';
-import { STEREOTYPE_PROPERTY } from './rules.ts';
+import { KIND_TYPE, STEREOTYPE_PROPERTY } from './rules.ts';
 import { STATUSES_KEY, TenantStatuses } from './status-rules.ts';
 import { entriesOf, TEXT_LIMITS } from './values.ts';
 import { annotationChain, extendsChain, extendsIn, isSetting, laterTypes, type ExtendsOf } from './vocabulary.ts';
@@ -111,17 +111,18 @@ interface TypeAnnotations {
   stereotypes: Map<string, Stereotype>;
 }
 
-function gather(model: Metamodel, type: TypeDef, layers: Layer[], extendsOf: ExtendsOf): TypeAnnotations {
+function gather(model: Metamodel, type: TypeDef, layers: Layer[], extendsOf: ExtendsOf, kind?: string): TypeAnnotations {
   const found: TypeAnnotations = { own: {}, groups: new Map(), properties: new Map(), declarations: new Map(), placements: new Map(), stereotypes: new Map() };
-  const chain = annotationChain(model, type.name, extendsOf);
-  // The type-level keys (label, icon, plural …) of the type it extends, then its own: its own win.
-  const ownChain = extendsChain(model, type.name, extendsOf);
+  // A scheme's kind (its modelType) is addressed by its own name, on top of the type's entries (decisions §7.1).
+  const chain = [...annotationChain(model, type.name, extendsOf), ...(kind !== undefined ? [kind] : [])];
+  // The type-level keys (label, icon, plural …) of the type it extends, then its own, then its kind's: the nearest win.
+  const ownChain = [...extendsChain(model, type.name, extendsOf), ...(kind !== undefined ? [kind] : [])];
   const place = (set: unknown) => {
     for (const c of entriesOf(set)) found.placements.set(c.name, { ...found.placements.get(c.name), ...c.definition });
   };
   for (const layer of layers) {
     for (const name of chain) {
-      const definition = layer.document[name];
+      const definition = Object.hasOwn(layer.document, name) ? layer.document[name] : undefined;
       if (!isObject(definition)) continue;
       if (ownChain.includes(name)) Object.assign(found.own, definition);
       for (const g of entriesOf(definition.groups)) found.groups.set(g.name, { ...found.groups.get(g.name), ...g.definition });
@@ -263,8 +264,8 @@ function customProperty(c: Declaration, placement: Definition | undefined, langu
   };
 }
 
-function resolveType(model: Metamodel, t: TypeDef, layers: Layer[], extendsOf: ExtendsOf, limits: PropertyLimits, language: Language): Json {
-  const found = gather(model, t, layers, extendsOf);
+function resolveType(model: Metamodel, t: TypeDef, layers: Layer[], extendsOf: ExtendsOf, limits: PropertyLimits, language: Language, kind?: string): Json {
+  const found = gather(model, t, layers, extendsOf, kind);
   const standard = t.properties.map((p) => standardProperty(t, p, found, limits, language));
   const custom = [...found.declarations.values()].map((c) => customProperty(c, found.placements.get(c.name), language));
   const lists = t.lists.map((l) => {
@@ -379,13 +380,18 @@ function statusLayer(model: Metamodel, layers: Layer[]): Layer[] {
   return [{ kind: 'annotations', document: { [root.name]: { properties: { status: { literals } } } } }];
 }
 
-export function resolveMetamodelFor(model: Metamodel, given: Layer[], limits: PropertyLimits, language: Language): Json {
+/**
+ * `scheme`: the view of one scheme (`?scheme=`): its kind's entries apply to
+ * the types that have a kind (Scheme), on top of their own.
+ */
+export function resolveMetamodelFor(model: Metamodel, given: Layer[], limits: PropertyLimits, language: Language, scheme?: { kind?: string }): Json {
   const layers = [...statusLayer(model, given), ...given];
   const names = Object.keys(model.types).sort();
   const extendsOf = extendsIn(...layers.map((l) => l.document));
+  const kindFor = (t: TypeDef) => (scheme?.kind !== undefined && (t.name === KIND_TYPE || t.supertypes.includes(KIND_TYPE)) ? scheme.kind : undefined);
   return {
     language,
-    types: Object.fromEntries(names.map((name) => [name, resolveType(model, model.types[name], layers, extendsOf, limits, language)])),
+    types: Object.fromEntries(names.map((name) => [name, resolveType(model, model.types[name], layers, extendsOf, limits, language, kindFor(model.types[name]))])),
     settings: settingsOf(model, layers),
   };
 }

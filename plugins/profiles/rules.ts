@@ -43,39 +43,62 @@ export interface TypeRules {
 
 const EMPTY: TypeRules = { always: new Map(), byProperty: new Map() };
 
+/** The type whose objects have a kind (`modelType`, decisions §7.1): annotations of the kind apply to them on top of the type's. */
+export const KIND_TYPE = 'Scheme';
+export const KIND_PROPERTY = 'modelType';
+
+/** The kind whose annotations apply to an object of a type: its `modelType` where the type is a scheme. */
+export function kindOf(model: Metamodel, typeName: string, state: Record<string, unknown>): string | undefined {
+  const type = model.types[typeName];
+  if (!type || (type.name !== KIND_TYPE && !type.supertypes.includes(KIND_TYPE))) return undefined;
+  const kind = state[KIND_PROPERTY];
+  return typeof kind === 'string' && (model.enumerations.ModelType ?? []).includes(kind) ? kind : undefined;
+}
+
 export class CompiledAnnotations {
   private readonly byType = new Map<string, TypeRules>();
+  private readonly documents: Definition[];
 
-  /** `document`: the parsed annotation document as stored; types the metamodel no longer has are passed over. */
-  constructor(private readonly document: Definition, private readonly model: Metamodel) {}
+  /**
+   * `documents`: parsed annotation documents as stored, each over the ones
+   * before (the tenant's, then the profiles a scheme names, in order); types
+   * the metamodel no longer has are passed over.
+   */
+  constructor(documents: Definition | Definition[], private readonly model: Metamodel) {
+    this.documents = Array.isArray(documents) ? documents : [documents];
+  }
 
-  static readonly none = new CompiledAnnotations({}, { types: {}, plurals: {}, rootLists: {}, enumerations: {} });
+  static readonly none = new CompiledAnnotations([], { types: {}, plurals: {}, rootLists: {}, enumerations: {} });
 
-  rulesOf(typeName: string): TypeRules {
-    let rules = this.byType.get(typeName);
+  /** `kind`: the object's kind (kindOf), whose entry applies on top of the type's own. */
+  rulesOf(typeName: string, kind?: string): TypeRules {
+    const key = kind === undefined ? typeName : `${typeName}\u0000${kind}`;
+    let rules = this.byType.get(key);
     if (!rules) {
-      rules = this.compile(typeName);
-      this.byType.set(typeName, rules);
+      rules = this.compile(typeName, kind);
+      this.byType.set(key, rules);
     }
     return rules;
   }
 
-  private compile(typeName: string): TypeRules {
+  private compile(typeName: string, kind: string | undefined): TypeRules {
     const type = this.model.types[typeName];
-    if (!type) return EMPTY;
+    if (!type || !this.documents.length) return EMPTY;
     const rules: TypeRules = { always: new Map(), byProperty: new Map() };
     const dependOn = (property: string, literal: string, dependents: CustomPropertyRule[]) => {
       if (!dependents.length) return;
       const byLiteral = rules.byProperty.get(property) ?? new Map<string, CustomPropertyRule[]>();
-      byLiteral.set(literal, [...(byLiteral.get(literal) ?? []), ...dependents]);
+      // A later declaration of the same name (a nearer type, a later document) replaces the earlier one.
+      byLiteral.set(literal, [...(byLiteral.get(literal) ?? []).filter((r) => !dependents.some((d) => d.name === r.name)), ...dependents]);
       rules.byProperty.set(property, byLiteral);
     };
-    // Farthest first, so that a nearer declaration replaces a farther one.
-    for (const name of annotationChain(this.model, typeName, extendsIn(this.document))) {
-      const definition = this.document[name] as Definition | null | undefined;
-      if (!definition) continue;
-      // An ID is unique within the type that declares it; one reached through `extends`, within the type checked.
-      const scope = type.name === name || type.supertypes.includes(name) ? this.model.types[name].concreteTypes : type.concreteTypes;
+    // Farthest first, so that a nearer declaration replaces a farther one; a later document's over an earlier one's.
+    const chain = [...annotationChain(this.model, typeName, extendsIn(...this.documents)), ...(kind !== undefined ? [kind] : [])];
+    for (const document of this.documents) for (const name of chain) {
+      const definition = (Object.hasOwn(document, name) ? document[name] : undefined) as Definition | null | undefined;
+      if (!definition || typeof definition !== 'object') continue;
+      // An ID is unique within the type that declares it; one reached through `extends` (or a kind's), within the type checked.
+      const scope = Object.hasOwn(this.model.types, name) && (type.name === name || type.supertypes.includes(name)) ? this.model.types[name].concreteTypes : type.concreteTypes;
       for (const rule of customRules(definition.customProperties, scope)) rules.always.set(rule.name, rule);
       for (const p of entriesOf(definition.properties)) {
         for (const l of entriesOf(p.definition?.literals)) dependOn(p.name, l.name, customRules(l.definition?.customProperties, scope));

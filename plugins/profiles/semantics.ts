@@ -13,6 +13,7 @@ import type { Locator } from './document.ts';
 import { baseTypeOf, WIDTH, type BaseType, type ProfileKind } from './schema.ts';
 import { checkScalar, entriesOf, LITERAL_BASE_TYPES, literalText } from './values.ts';
 import { declaredNames } from './status-rules.ts';
+import { KIND_TYPE } from './rules.ts';
 import { annotationChain, extendsIn, laterTypes, nearestType, reaches, type ExtendsOf, type TopLevel } from './vocabulary.ts';
 
 type Path = (string | number)[];
@@ -87,27 +88,34 @@ class Checker {
 
   run() {
     for (const key of this.top.types) this.checkType(this.model.types[key], (this.document[key] as Definition | null) ?? {});
+    // A model kind's entry applies to the schemes of that kind, on top of Scheme's (decisions §7.1): checked as Scheme's would be.
+    const kinds = new Set(this.model.enumerations.ModelType ?? []);
+    if (Object.hasOwn(this.model.types, KIND_TYPE)) {
+      for (const key of this.top.later) {
+        if (kinds.has(key)) this.checkType(this.model.types[KIND_TYPE], (this.document[key] as Definition | null) ?? {}, key);
+      }
+    }
   }
 
-  /** The entries a type has annotations from, itself last (vocabulary.ts). */
-  private chainOf(type: TypeDef): string[] {
-    return annotationChain(this.model, type.name, this.extendsOf);
+  /** The entries a type has annotations from, itself last (vocabulary.ts); a kind's entry after its type's. */
+  private chainOf(type: TypeDef, kind?: string): string[] {
+    return [...annotationChain(this.model, type.name, this.extendsOf), ...(kind !== undefined ? [kind] : [])];
   }
 
   /** Groups a type's properties may name: its own and those of its supertypes' and the extended type's annotations. */
-  private groupsOf(type: TypeDef): Set<string> {
+  private groupsOf(type: TypeDef, kind?: string): Set<string> {
     const groups = new Set<string>();
-    for (const name of this.chainOf(type)) {
+    for (const name of this.chainOf(type, kind)) {
       for (const g of entriesOf((this.document[name] as Definition | null)?.groups)) groups.add(g.name);
     }
     return groups;
   }
 
   /** Custom properties the type has from its supertypes' and the extended type's annotations, always (not by literal). */
-  private inherited(type: TypeDef): Set<string> {
+  private inherited(type: TypeDef, kind?: string): Set<string> {
     const names = new Set<string>();
-    for (const name of this.chainOf(type)) {
-      if (name === type.name) continue;
+    for (const name of this.chainOf(type, kind)) {
+      if (name === (kind ?? type.name)) continue;
       for (const c of entriesOf((this.document[name] as Definition | null)?.customProperties)) names.add(c.name);
     }
     return names;
@@ -148,15 +156,17 @@ class Checker {
     if (definition?.width !== undefined && !isWidth(definition.width)) this.report([...path, 'width'], 'profileInvalidWidth', { value: String(definition.width) }, 'value');
   }
 
-  private checkType(type: TypeDef, definition: Definition) {
-    const groups = this.groupsOf(type);
-    const base: Path = [type.name];
-    this.checkExtends(type, definition, base);
+  /** `kind`: the entry is that of a model kind, whose objects are of this type. */
+  private checkType(type: TypeDef, definition: Definition, kind?: string) {
+    const groups = this.groupsOf(type, kind);
+    const base: Path = [kind ?? type.name];
+    // A kind has its type's annotations anyway: its `extends` (the original product writes `extends: Scheme`) is kept, not applied.
+    if (kind === undefined) this.checkExtends(type, definition, base);
     this.checkProperties(type, groups, definition.properties, base);
     const stereotypes = entriesOf(definition.stereotypes);
     for (const s of stereotypes) this.checkProperties(type, groups, s.definition?.properties, [...base, 'stereotypes', s.segment]);
     const declared = new Map<string, Path>();
-    const always = new Set([...this.inherited(type), ...entriesOf(definition.customProperties).map((c) => c.name)]);
+    const always = new Set([...this.inherited(type, kind), ...entriesOf(definition.customProperties).map((c) => c.name)]);
     this.checkCustomProperties(type, groups, definition.customProperties, [...base, 'customProperties'], declared, always, false);
     // Literal-specific custom properties of standard properties, after the type's own are known.
     for (const p of entriesOf(definition.properties)) {

@@ -4,8 +4,9 @@
  * type has (its supertypes', the type it `extends`, its own).
  *
  * A top-level key is a type when the metamodel has a type of that name. It is
- * a type "known later" when it names one of the types decisions §7.1 adds to
- * the metamodel (KNOWN_LATER_TYPES): checked for its shape, kept, not applied.
+ * a model kind when it names one of KNOWN_LATER_TYPES (the values of a
+ * scheme's `modelType`):
+ * applied to the schemes of that kind.
  * Every other key is a setting of the user interface, kept as it is whatever
  * its case (`Theme`, `theme`, `startseite`), unless it looks like a type
  * meant: it holds `properties` or `customProperties`, or it differs from a
@@ -18,9 +19,9 @@ import type { Metamodel } from '../../runtime/host.ts';
  * Names of decisions §7.1 that the annotations may use and the metamodel
  * has no type of: the model kinds, which the annotations address by their
  * own type name (a kind is a scheme's `modelType`, the ModelType literals).
- * An annotation file may name them; their entries are kept but not applied
- * until annotations of a kind apply to the schemes of that kind. (The types
- * §7.1 adds are in the metamodel now; a name the metamodel has is a type
+ * Their entries apply to the schemes of that kind, on top of Scheme's
+ * (rules.ts `kindOf`, resolved.ts with `?scheme=`); they are checked as
+ * Scheme's entries (semantics.ts). (A name the metamodel has is a type
  * anyway, so a name left here by mistake does no harm.)
  */
 export const KNOWN_LATER_TYPES: readonly string[] = [

@@ -102,6 +102,12 @@ export type CustomPropertiesCheck = (args: {
   /** The object as stored before this write; null when the write creates it. */
   existing: StoredObject | null;
   store: ObjectStore;
+  /**
+   * Where the object will stand: the root object (scheme or organization) it
+   * belongs to, null for a root object itself or where not known yet
+   * (`ownerPending`: it moves under `parentId`, which the write checks later).
+   */
+  placement: { modelId: string | null; parentId: string | null; ownerPending: boolean };
 }) => Promise<Violation[]>;
 
 /**
@@ -193,7 +199,10 @@ export class Writer {
   async complete(draft: Draft, now: number, violations: ViolationList): Promise<PreparedWrite | null> {
     const { req, body, type, state, placement } = draft;
     if (this.customProperties) {
-      const custom = await this.customProperties({ db: this.store.db, tenant: this.tenant, type, state, existing: req.existing ?? null, store: this.store });
+      const custom = await this.customProperties({
+        db: this.store.db, tenant: this.tenant, type, state, existing: req.existing ?? null, store: this.store,
+        placement: { modelId: placement.modelId, parentId: placement.parentId, ownerPending: placement.ownerPending },
+      });
       for (const v of custom) violations.push({ ...v, path: itemPath(req.index, v.path) });
       if (custom.length) return null;
     }

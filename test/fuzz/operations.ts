@@ -44,6 +44,8 @@ export interface Fixtures {
   db: string;
   /** A database of its own for the administration calls: DELETE removes it. */
   spare: string;
+  /** A named profile of the default tenant (decisions §7.5). */
+  profile: string;
   /** Keys (technical and business) of a real object by the list name that precedes `{key}`. */
   keys: Record<string, string[]>;
   /** Technical keys of an object of each type, for references and `id`s. */
@@ -107,6 +109,9 @@ export async function makeFixtures(t: TestService, db: string, spare: string, ro
   const readerUser = await createUser(t, db, { ...reader, accessLevel: 'READ_ONLY' }) as Json;
   const key = await post(`users/${user.id}/accessKeys`, { description: 'fuzz' }, { 'service-tenant': `Second${s}` });
   const job = await t.request(`/api/${db}/queries/download?format=JSON`, { method: 'POST', json: { sql: 'select label from scheme_view' } });
+  const profile = `Fuzz${s || '0'}`;
+  const created = await t.request(`/api/${db}/profiles`, { method: 'POST', json: { name: profile } });
+  expect(created.status, `profile ${profile}`).to.equal(201);
   const both = (o: Json) => [o.id, o.label].filter((k) => typeof k === 'string').map((k) => encodeURIComponent(k));
   const keys: Record<string, string[]> = {
     schemes: both(scheme), classifiers: both(classifier), attributes: both(attribute), enumerations: both(enumeration), literals: both(literal),
@@ -123,7 +128,7 @@ export async function makeFixtures(t: TestService, db: string, spare: string, ro
   // Where a new object of a type may stand, by `<type>.<parent reference>`: the parent of the fixture of that type (in a model of its kind).
   const parents = Object.fromEntries(made.flatMap((o) => ['inScheme', 'inCollection', 'inSystem', 'literalOf'].filter((r) => typeof o[r] === 'string').map((r) => [`${o._type}.${r}`, o[r]])));
   const ids: Record<string, string> = { ...Object.fromEntries(made.map((o) => [o._type, o.id])), Asset: scheme.id, Activity: processing.id, Resource: org.id, ...parents };
-  return { db, spare, keys, ids, job: String((await job.json()).id), accessKey: key.id, editor, reader };
+  return { db, spare, profile, keys, ids, job: String((await job.json()).id), accessKey: key.id, editor, reader };
 }
 
 /** The path with every parameter filled by a real value. */
@@ -133,7 +138,8 @@ export function filled(template: string, f: Fixtures, choice: number): string {
     if (name === 'name') return f.spare;
     if (name === 'job') return f.job;
     if (name === 'accessKey') return f.accessKey;
-    if (name === 'profile') return ['annotations', 'profile', 'standard-annotations', 'nope'][choice % 4];
+    // A profile itself (described, deleted): the named one; its file: the tenant's own, a standard one, none.
+    if (name === 'profile') return /\/profiles\/\{profile\}$/.test(template) ? f.profile : ['annotations', 'profile', 'standard-annotations', 'nope'][choice % 4];
     const list = template.slice(0, at).split('/').filter(Boolean).pop()!;
     const keys = f.keys[list] ?? [f.ids.Scheme];
     return keys[choice % keys.length];

@@ -181,11 +181,11 @@ describe('profiles: custom properties on the REST interface', () => {
   describe('declared where', () => {
     it('refuses a custom property the annotations do not declare for the type: typos, and those of other types', async () => {
       let r = await send('POST', '/schemes/Kernbank/classifiers', classifier({ stereotype: 'Entität' }));
-      expect(refusal(r)).to.deep.equal(['customProperties.stereotype: The custom property is not declared for the type Classifier in the annotations of this tenant.']);
+      expect(refusal(r)).to.deep.equal(['customProperties.stereotype: The custom property is not declared for the type Classifier in the annotations of this tenant nor in the profiles its scheme names.']);
       r = await send('POST', '/schemes/Kernbank/classifiers', classifier({ kostenstelle: 'KST-1' }));
-      expect(refusal(r)).to.deep.equal(['customProperties.kostenstelle: The custom property is not declared for the type Classifier in the annotations of this tenant.']);
+      expect(refusal(r)).to.deep.equal(['customProperties.kostenstelle: The custom property is not declared for the type Classifier in the annotations of this tenant nor in the profiles its scheme names.']);
       r = await send('POST', '/organizations', { _type: 'Organization', label: unique('Org'), customProperties: { stereotyp: 'Entität' } });
-      expect(refusal(r)).to.deep.equal(['customProperties.stereotyp: The custom property is not declared for the type Organization in the annotations of this tenant.']);
+      expect(refusal(r)).to.deep.equal(['customProperties.stereotyp: The custom property is not declared for the type Organization in the annotations of this tenant nor in the profiles its scheme names.']);
     });
 
     it('lets every type have what its supertypes declare (Processing ⊂ Activity ⊂ Asset), and no more', async () => {
@@ -204,8 +204,8 @@ describe('profiles: custom properties on the REST interface', () => {
       // A classifier is an asset, but not an activity or a processing.
       r = await send('POST', '/schemes/Kernbank/classifiers', classifier({ turnus: 'täglich', verantwortlicheStelle: organization.id, vertraulichkeit: 'intern' }));
       expect(refusal(r)).to.deep.equal([
-        'customProperties.turnus: The custom property is not declared for the type Classifier in the annotations of this tenant.',
-        'customProperties.verantwortlicheStelle: The custom property is not declared for the type Classifier in the annotations of this tenant.',
+        'customProperties.turnus: The custom property is not declared for the type Classifier in the annotations of this tenant nor in the profiles its scheme names.',
+        'customProperties.verantwortlicheStelle: The custom property is not declared for the type Classifier in the annotations of this tenant nor in the profiles its scheme names.',
       ]);
       // A processing without its mandatory legal basis.
       r = await send('POST', '/schemes/Kernbank/processings', { _type: 'Processing', label: unique('Lauf') });
@@ -218,7 +218,7 @@ describe('profiles: custom properties on the REST interface', () => {
       expect(r.status).to.equal(201);
       r = await send('POST', '/schemes/Kernbank/classifiers', classifier({ stereotyp: 'Wertobjekt', aggregatwurzel: true }));
       expect(refusal(r)).to.deep.equal([
-        'customProperties.aggregatwurzel: The custom property is not declared for the type Classifier in the annotations of this tenant.',
+        'customProperties.aggregatwurzel: The custom property is not declared for the type Classifier in the annotations of this tenant nor in the profiles its scheme names.',
         'customProperties.unveränderlich: The property is mandatory.',
       ]);
       r = await send('POST', '/schemes/Kernbank/classifiers', classifier({ stereotyp: 'Wertobjekt', unveränderlich: true }));
@@ -236,7 +236,7 @@ describe('profiles: custom properties on the REST interface', () => {
       r = await send('POST', '/schemes/Kernbank/classifiers', classifier({ vertraulichkeit: 'streng vertraulich', schutzbedarfsbegründung: 'Kundendaten', freigabeGremium: 'Vorstand' }));
       expect(r.status).to.equal(201);
       r = await send('POST', '/schemes/Kernbank/classifiers', classifier({ vertraulichkeit: 'vertraulich', schutzbedarfsbegründung: 'Kundendaten', freigabeGremium: 'Vorstand' }));
-      expect(refusal(r)).to.deep.equal(['customProperties.freigabeGremium: The custom property is not declared for the type Classifier in the annotations of this tenant.']);
+      expect(refusal(r)).to.deep.equal(['customProperties.freigabeGremium: The custom property is not declared for the type Classifier in the annotations of this tenant nor in the profiles its scheme names.']);
     });
 
     it('lets a literal of a standard property bring custom properties: status FINAL needs who and when', async () => {
@@ -245,12 +245,12 @@ describe('profiles: custom properties on the REST interface', () => {
       r = await send('POST', '/schemes/Kernbank/classifiers', classifier({ freigabezeitpunkt: '2024-06-01T08:00:00Z', freigegebenVon: person.id }, { status: 'FINAL' }));
       expect(r.status, JSON.stringify(r.body)).to.equal(201);
       r = await send('POST', '/schemes/Kernbank/classifiers', classifier({ freigegebenVon: person.id }, { status: 'WORKING' }));
-      expect(refusal(r)).to.deep.equal(['customProperties.freigegebenVon: The custom property is not declared for the type Classifier in the annotations of this tenant.']);
+      expect(refusal(r)).to.deep.equal(['customProperties.freigegebenVon: The custom property is not declared for the type Classifier in the annotations of this tenant nor in the profiles its scheme names.']);
       // A standard property's literal on a BusinessAttribute: required MANDATORY brings ersatzwert.
       r = await send('POST', '/schemes/Kernbank/classifiers/Kunde/attributes', { _type: 'BusinessAttribute', label: unique('IBAN'), required: 'MANDATORY', customProperties: { personenbezogen: true, ersatzwert: 'unbekannt' } });
       expect(r.status, JSON.stringify(r.body)).to.equal(201);
       r = await send('POST', '/schemes/Kernbank/classifiers/Kunde/attributes', { _type: 'BusinessAttribute', label: unique('BIC'), customProperties: { personenbezogen: false, ersatzwert: 'unbekannt' } });
-      expect(refusal(r)).to.deep.equal(['customProperties.ersatzwert: The custom property is not declared for the type BusinessAttribute in the annotations of this tenant.']);
+      expect(refusal(r)).to.deep.equal(['customProperties.ersatzwert: The custom property is not declared for the type BusinessAttribute in the annotations of this tenant nor in the profiles its scheme names.']);
     });
 
     it('applies each tenant\'s own annotations', async () => {
@@ -317,7 +317,7 @@ describe('profiles: custom properties on the REST interface', () => {
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       // Back to WORKING, the FINAL properties no longer apply: they must go with the change.
       r = await send('PATCH', path, { status: 'WORKING' });
-      expect(refusal(r)).to.include('customProperties.freigegebenVon: The custom property is not declared for the type Classifier in the annotations of this tenant.');
+      expect(refusal(r)).to.include('customProperties.freigegebenVon: The custom property is not declared for the type Classifier in the annotations of this tenant nor in the profiles its scheme names.');
       // The same in a list PATCH of existing objects.
       r = await send('PATCH', '/schemes/Kernbank/classifiers', [{ _type: 'Classifier', id: created.body.id, label: created.body.label, status: 'WORKING' }]);
       expect(r.status).to.equal(400);
@@ -394,7 +394,7 @@ describe('profiles: custom properties on the REST interface', () => {
       const { _links: links, ...asRead } = r.body;
       void links;
       r = await send('PUT', path, asRead, 'Labor');
-      expect(refusal(r)).to.deep.equal(['customProperties.notiz: The custom property is not declared for the type Scheme in the annotations of this tenant.']);
+      expect(refusal(r)).to.deep.equal(['customProperties.notiz: The custom property is not declared for the type Scheme in the annotations of this tenant nor in the profiles its scheme names.']);
       r = await send('PATCH', path, { customProperties: { reifegrad: 3 } }, 'Labor');
       expect(r.status).to.equal(200);
       expect(r.body.customProperties).to.deep.equal({ reifegrad: 3 });

@@ -318,7 +318,14 @@ describe('profiles: reading annotation and profile files', () => {
       expect(Object.keys(document)).to.deep.equal(['Theme', 'theme', 'startseite', 'Startseite', 'MENÜ', 'Classifier']);
     });
 
-    it('keeps the types of decisions §7.1 and the model kinds (known later, checked for shape only)', () => {
+    it('checks a model kind\'s entry as Scheme\'s, at the path of the kind', () => {
+      accepted('Scheme:\n  groups: { kern: {} }\nDataCatalog:\n  extends: Scheme\n  properties:\n    modelType: { label: Art, group: kern }\n  customProperties:\n    katalognummer: { baseType: ID, group: kern }\n');
+      expect(only('annotations', 'DataCatalog:\n  properties:\n    specializes: { label: X }\n')).to.deep.include({ key: 'profileUnknownProperty', path: 'DataCatalog.properties.specializes' });
+      expect(only('annotations', 'DataCatalog:\n  customProperties:\n    nummer: { group: nirgends }\n')).to.deep.include({ key: 'profileUnknownGroup', path: 'DataCatalog.customProperties.nummer.group' });
+      expect(only('annotations', 'DataCatalog:\n  customProperties:\n    nummer: { baseType: ZAHL }\n')).to.deep.include({ key: 'profileUnknownBaseType', path: 'DataCatalog.customProperties.nummer.baseType' });
+    });
+
+    it('keeps the types of decisions §7.1 and the model kinds', () => {
       accepted([
         'Dataset:',
         '  label: Datensatz',

@@ -68,16 +68,16 @@ describe('profiles: the profile interface', () => {
   });
 
   describe('names', () => {
-    it('answers 404 "profiles cannot be created" to any other name, also one in UTF-8 letters', async () => {
+    it('answers 404 to any name never created, also one in UTF-8 letters', async () => {
       for (const name of ['annotationen', 'Prüfprofil', 'profile2', 'Annotations']) {
         const r = await upload(t, db, name, fixture(BANK));
         expect(r.status, name).to.equal(404);
         const body = await r.json();
-        expect(body.violations[0].message).to.contain('profiles cannot be created');
+        expect(body.violations[0].message).to.equal(`There is no profile ${name} in this tenant; administrators create named profiles with POST /api/<db>/profiles.`);
         expect((await download(t, db, name)).status).to.equal(404);
       }
       const r = await upload(t, db, 'Prüfprofil', fixture(BANK), { language: 'de' });
-      expect((await r.json()).violations[0].message).to.equal('Es gibt kein Profil Prüfprofil; Profile können nicht angelegt werden. Die Profile eines Mandanten sind annotations und profile.');
+      expect((await r.json()).violations[0].message).to.equal('Es gibt kein Profil Prüfprofil in diesem Mandanten; Administratoren legen benannte Profile mit POST /api/<db>/profiles an.');
     });
 
     it('answers 404 to names of a JavaScript object\'s own machinery, never 500 or 403', async () => {
@@ -90,7 +90,8 @@ describe('profiles: the profile interface', () => {
     it('answers 404 to other methods and paths below /profiles', async () => {
       expect((await t.request(`/api/${db}/profiles/annotations/upload`)).status).to.equal(404);
       expect((await t.request(`/api/${db}/profiles/annotations/download`, { method: 'PUT' })).status).to.equal(404);
-      expect((await t.request(`/api/${db}/profiles/annotations`)).status).to.equal(404);
+      expect((await t.request(`/api/${db}/profiles/annotations/other`)).status).to.equal(404);
+      expect((await t.request(`/api/${db}/profiles/annotations`, { method: 'POST', json: {} })).status).to.equal(404);
     });
   });
 

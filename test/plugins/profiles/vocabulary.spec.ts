@@ -332,9 +332,14 @@ describe('profiles: the rules compiled from annotations in the original product\
     expect(metamodel.types.Classifier.properties.some((p) => p.name === STEREOTYPE_PROPERTY)).to.equal(true);
   });
 
-  it('applies nothing of the names known later (the model kinds), and lists each only while the metamodel lacks it', () => {
+  it('applies a model kind\'s entry to schemes of that kind only, on top of Scheme\'s; the kinds are no types of the metamodel', () => {
     const rules = compiled(OFFICE);
     expect(rules.rulesOf('DataDomainModel').always.size).to.equal(0);
+    expect(rules.rulesOf('Scheme', 'DataDomainModel').always.get('domäne')).to.include({ baseType: 'ENUM' });
+    expect(rules.rulesOf('Scheme', 'DataCatalog').always.has('domäne')).to.equal(false);
+    expect(rules.rulesOf('Scheme').always.has('domäne')).to.equal(false);
+    // What Scheme declares applies to every kind.
+    for (const name of rules.rulesOf('Scheme').always.keys()) expect(rules.rulesOf('Scheme', 'DataDomainModel').always.has(name)).to.equal(true);
     expect([...rules.rulesOf('Dataset').always.keys()]).to.include.members(['datensatzkennung', 'lizenz']);
     for (const name of KNOWN_LATER_TYPES) expect(Object.hasOwn(metamodel.types, name), `${name} is in the metamodel now: remove it from KNOWN_LATER_TYPES`).to.equal(false);
   });
