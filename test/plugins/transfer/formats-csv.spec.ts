@@ -43,7 +43,7 @@ describe('transfer format CSV', () => {
     ]);
     const [header, root] = files.get('Scheme.csv')!;
     expect(header).to.deep.equal([
-      '_parent', '_list', 'label', 'description', 'favorite', 'locked', 'modelType', 'readOnly', 'status', 'stereotype',
+      '_parent', '_list', 'label', 'description', 'favorite', 'locked', 'modelType', 'profiles', 'readOnly', 'status', 'stereotype',
       'synonyms', 'tags', 'title', 'codeLike', 'formulaLike', 'nested', 'nothing', 'quoteStart', 'reviewed', 'score', 'steward',
     ]);
     const cell = (name: string) => root![header!.indexOf(name)];

@@ -73,16 +73,16 @@ describe('transfer: upload', function () {
 
   it('a dry run reports what it would do and writes nothing; ADD refuses what exists', async () => {
     const file = JSON.parse((await downloaded(t, db, '/schemes/Finance/download')).text);
-    file.systems.push({ _type: 'System', label: 'New one' });
+    file.classifiers.push({ _type: 'Classifier', label: 'New one' });
     const dry = await uploaded(t, db, '/schemes/Finance/upload', JSON.stringify(file), 'Finance.json', 'dryRun=true', editor);
     expect(dry.statistics.statistics.created).to.equal(1);
     expect(dry.report).to.include({ dryRun: true });
     expect(dry.report.created).to.deep.equal(['New one']);
-    expect((await t.request(`/rest/${db}/schemes/Finance/systems/New%20one`)).status).to.equal(404);
+    expect((await t.request(`/rest/${db}/schemes/Finance/classifiers/New%20one`)).status).to.equal(404);
     const add = await uploaded(t, db, '/schemes/Finance/upload', JSON.stringify(file), 'Finance.json', 'operation=ADD', editor);
     expect(add.statistics.status).to.equal('FAILED');
     expect(add.logs.some((l) => /"Org\/Ä" \(line \d+, column \d+\): -: The object exists already/.test(l.message)), JSON.stringify(add.logs)).to.equal(true);
-    expect((await t.request(`/rest/${db}/schemes/Finance/systems/New%20one`)).status).to.equal(404);
+    expect((await t.request(`/rest/${db}/schemes/Finance/classifiers/New%20one`)).status).to.equal(404);
   });
 
   it('fails the whole job for a reference that names nothing, or a bad value, naming the object, line and column; nothing is written', async () => {
