@@ -1,5 +1,5 @@
 /**
- * The service's command-line tool (decisions §8): `metadata-service query|jobs …`
+ * The service's command-line tool (decisions §8): `metadata-service upload|download|query|jobs …`
  * (the package's `bin`, also `npx metadata-service` in a checkout). It is a
  * client like any other: it speaks to a running service through the typed
  * client (client/index.ts) and imports nothing of the service.
@@ -21,6 +21,7 @@
  * exits with 64.
  */
 import { createWriteStream, readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, CommanderError, Option } from 'commander';
@@ -77,7 +78,9 @@ function unwrap<T>(answer: { data?: T; error?: unknown; response: Response }): T
   throw new Refused(answer.response.status, `${error?.message ?? answer.response.statusText}${details}`);
 }
 
-type JobState = { status: string; messages?: string[]; progress?: { rows?: number; bytes?: number; elapsedMs?: number; [k: string]: unknown } & Record<string, unknown> };
+type Figures = { rows?: number; bytes?: number; elapsedMs?: number; read?: number; total?: number; [k: string]: unknown };
+/** A job's statistics: a query's `progress`, an upload's `statistics` (read, created, updated, deleted, unchanged, failed, total). */
+type JobState = { status: string; messages?: unknown[]; kind?: string; progress?: Figures; statistics?: Figures };
 
 /** Progress on stderr: a bar on a terminal, a line per change otherwise. */
 class ProgressView {
@@ -86,11 +89,12 @@ class ProgressView {
   constructor(private io: CliIo, private id: string) {}
 
   show(state: JobState) {
-    const p = state.progress ?? {};
+    const p: Figures = { ...state.progress, ...state.statistics };
     const total = typeof p.total === 'number' ? p.total : undefined;
     const done = typeof p.read === 'number' ? p.read : typeof p.rows === 'number' ? p.rows : 0;
     const unit = typeof p.read === 'number' ? 'objects' : 'rows';
     if (this.io.stderr.isTTY) {
+      if (this.bar && total !== undefined && this.bar.getTotal() !== total) this.bar.setTotal(total);
       if (!this.bar) {
         this.bar = new cliProgress.SingleBar({
           stream: this.io.stderr as NodeJS.WritableStream as never,
@@ -99,7 +103,6 @@ class ProgressView {
         }, cliProgress.Presets.shades_classic);
         this.bar.start(total ?? 0, done, { status: state.status });
       }
-      if (total !== undefined) this.bar.setTotal(total);
       this.bar.update(done, { status: state.status });
       return;
     }
@@ -130,14 +133,27 @@ async function watch(c: Connection, id: string, io: CliIo): Promise<JobState> {
 /** Prints a failed job's messages and logs on stderr. */
 async function reportFailure(c: Connection, id: string, state: JobState, io: CliIo) {
   io.stderr.write(`job ${id} FAILED\n`);
-  for (const m of state.messages ?? []) io.stderr.write(`  ${m}\n`);
+  for (const m of state.messages ?? []) io.stderr.write(`  ${logLine(m)}\n`);
   const logs = unwrap(await c.client.GET('/api/{db}/jobs/{job}/logs', { params: { path: { db: c.db, job: id } } }) as never) as { data?: unknown[] };
-  for (const entry of logs.data ?? []) io.stderr.write(`  ${typeof entry === 'string' ? entry : JSON.stringify(entry)}\n`);
+  for (const entry of logs.data ?? []) io.stderr.write(`  ${logLine(entry)}\n`);
+}
+
+/** A log entry as a line: `LEVEL: message`. */
+function logLine(entry: unknown): string {
+  if (typeof entry === 'string') return entry;
+  const e = entry as { level?: string; message?: string };
+  return e && typeof e.message === 'string' ? `${e.level ? `${e.level}: ` : ''}${e.message}` : JSON.stringify(entry);
 }
 
 /** Streams a completed job's result to a file or stdout. */
 async function saveResult(c: Connection, id: string, out: string | undefined, io: CliIo) {
   const answer = await c.client.GET('/api/{db}/jobs/{job}/download', { params: { path: { db: c.db, job: id } }, parseAs: 'stream' });
+  await saveResponse(answer.response, out, io);
+}
+
+/** Streams an answer's body to a file or stdout; Refused with the service's message when it is an error. */
+async function saveResponse(response: Response, out: string | undefined, io: CliIo) {
+  const answer = { response };
   if (!answer.response.ok || !answer.response.body) {
     const text = await answer.response.text().catch(() => '');
     let message = text;
@@ -146,6 +162,26 @@ async function saveResult(c: Connection, id: string, out: string | undefined, io
   }
   const target = out && out !== '-' ? createWriteStream(out) : io.stdout;
   await pipeline(Readable.fromWeb(answer.response.body as never), target as Writable, { end: target !== io.stdout });
+}
+
+const TRANSFER_FORMATS = ['JSON', 'YAML', 'CSV', 'XLSX', 'XML'];
+
+/** The format a file name says (`Finance.yaml`, `Finance.csv.zip`), if any. */
+function formatOfName(name: string | undefined): string | undefined {
+  const n = (name ?? '').toLowerCase();
+  if (n.endsWith('.zip')) return 'CSV';
+  if (n.endsWith('.yml')) return 'YAML';
+  return TRANSFER_FORMATS.find((f) => n.endsWith(`.${f.toLowerCase()}`));
+}
+
+/** The file name of a Content-Disposition (RFC 6266: `filename*` first), without any directory. */
+function fileNameOf(header: string | null): string | undefined {
+  if (!header) return undefined;
+  const extended = /filename\*\s*=\s*UTF-8''([^;]+)/i.exec(header)?.[1];
+  const plain = /filename\s*=\s*"((?:[^"\\]|\\.)*)"/i.exec(header)?.[1] ?? /filename\s*=\s*([^;\s]+)/i.exec(header)?.[1];
+  let name: string | undefined;
+  try { name = extended ? decodeURIComponent(extended) : plain; } catch { name = plain; }
+  return name ? basename(name.replace(/\\/g, '/')) || undefined : undefined;
 }
 
 function epochOf(text: string | undefined): string | undefined {
@@ -159,7 +195,7 @@ function epochOf(text: string | undefined): string | undefined {
 /** Builds the tool's commands; `run` parses and runs them. */
 function program(io: CliIo, done: (code: number) => void): Command {
   const root = new Command('metadata-service')
-    .description('Command-line tool of the metadata service: queries and jobs.')
+    .description('Command-line tool of the metadata service: uploads, downloads, queries and jobs.')
     .option('--url <url>', 'the service, with its context path (env SERVICE_URL)')
     .option('--db <name>', 'the database (env SERVICE_DB)')
     .option('--access-key <key>', 'an access key (env SERVICE_ACCESS_KEY)')
@@ -193,6 +229,65 @@ function program(io: CliIo, done: (code: number) => void): Command {
         return done(EXIT.failed);
       }
       await saveResult(c, id, opts.out, io);
+      done(EXIT.ok);
+    });
+
+  root.command('download')
+    .description('download a model (a scheme, a collection) or a tenant\'s users as a file, streamed')
+    .option('--scheme <label>', 'the scheme, by label or technical key')
+    .option('--collection <id>', 'a collection and everything below it, by technical key')
+    .option('--tenant <label>', 'the tenant and its users (administrators)')
+    .addOption(new Option('--format <format>', 'file format (default: from --out, else JSON)').choices(TRANSFER_FORMATS))
+    .option('--asset-types <types>', 'only these types (comma-separated), with what holds them')
+    .option('--as-of <time>', 'the state as of this time (epoch milliseconds or ISO 8601)')
+    .option('-o, --out <path>', 'write to this file (- for stdout; default: the name the service gives, or stdout when it is not a terminal)')
+    .action(async (opts: { scheme?: string; collection?: string; tenant?: string; format?: string; assetTypes?: string; asOf?: string; out?: string }) => {
+      const targets = [opts.scheme, opts.collection, opts.tenant].filter((x) => x !== undefined);
+      if (targets.length !== 1) throw new CommanderError(EXIT.usage, 'usage', 'Name exactly one of --scheme, --collection, --tenant.');
+      const c = connect(global(), io);
+      const format = opts.format ?? formatOfName(opts.out) ?? 'JSON';
+      const version = epochOf(opts.asOf);
+      const query = { format, ...(opts.assetTypes ? { assetTypes: opts.assetTypes } : {}), ...(version ? { version } : {}) } as never;
+      const answer = opts.scheme !== undefined
+        ? await c.client.GET('/api/{db}/schemes/{label}/download', { params: { path: { db: c.db, label: opts.scheme }, query }, parseAs: 'stream' })
+        : opts.collection !== undefined
+          ? await c.client.GET('/api/{db}/collections/{id}/download', { params: { path: { db: c.db, id: opts.collection }, query }, parseAs: 'stream' })
+          : await c.client.GET('/api/{db}/tenants/{label}/download', { params: { path: { db: c.db, label: opts.tenant! }, query }, parseAs: 'stream' });
+      let out = opts.out;
+      if (out === undefined && io.stdout.isTTY) out = fileNameOf(answer.response.headers.get('content-disposition'));
+      await saveResponse(answer.response, out, io);
+      if (out && out !== '-') io.stderr.write(`saved ${out}\n`);
+      done(EXIT.ok);
+    });
+
+  root.command('upload')
+    .description('upload a file into a scheme or a collection as a job; prints the change report')
+    .argument('<file>', 'the file (JSON, YAML, CSV as a zip, XLSX, XML)')
+    .option('--scheme <label>', 'the scheme, by label (created when missing) or technical key')
+    .option('--collection <id>', 'a collection, by technical key')
+    .addOption(new Option('--operation <operation>', 'ADD only creates; MERGE creates and updates; REPLACE also deletes what the file does not name').choices(['ADD', 'MERGE', 'REPLACE']).default('MERGE'))
+    .option('--dry-run', 'check and report the changes, write nothing')
+    .addOption(new Option('--format <format>', 'file format (default: from the file name)').choices(TRANSFER_FORMATS))
+    .action(async (file: string, opts: { scheme?: string; collection?: string; operation: string; dryRun?: boolean; format?: string }) => {
+      if ((opts.scheme === undefined) === (opts.collection === undefined)) throw new CommanderError(EXIT.usage, 'usage', 'Name exactly one of --scheme, --collection.');
+      const c = connect(global(), io);
+      const form = new FormData();
+      form.append('file', new Blob([readFileSync(file)]), basename(file));
+      const query = { operation: opts.operation, ...(opts.dryRun ? { dryRun: 'true' } : {}), ...(opts.format ? { format: opts.format } : {}) } as never;
+      const init = { body: form as never, bodySerializer: (b: unknown) => b as FormData };
+      const started = opts.scheme !== undefined
+        ? await c.client.PUT('/api/{db}/schemes/{label}/upload', { params: { path: { db: c.db, label: opts.scheme }, query }, ...init })
+        : await c.client.PUT('/api/{db}/collections/{id}/upload', { params: { path: { db: c.db, id: opts.collection! }, query }, ...init });
+      const { id } = unwrap(started as never) as { id: string };
+      io.stderr.write(`job ${id} started\n`);
+      const state = await watch(c, id, io);
+      if (state.status !== 'COMPLETED') {
+        await reportFailure(c, id, state, io);
+        return done(EXIT.failed);
+      }
+      const s = state.statistics ?? {};
+      io.stderr.write(`job ${id} COMPLETED${opts.dryRun ? ' (dry run: nothing written)' : ''}: ${['read', 'created', 'updated', 'deleted', 'unchanged', 'failed'].map((k) => `${s[k] ?? 0} ${k}`).join(', ')}\n`);
+      await saveResult(c, id, undefined, io);
       done(EXIT.ok);
     });
 
@@ -230,7 +325,7 @@ function program(io: CliIo, done: (code: number) => void): Command {
     .action(async (id: string) => {
       const c = connect(global(), io);
       const logs = unwrap(await c.client.GET('/api/{db}/jobs/{job}/logs', { params: { path: { db: c.db, job: id } } }) as never) as { data?: unknown[] };
-      for (const entry of logs.data ?? []) io.stdout.write(`${typeof entry === 'string' ? entry : JSON.stringify(entry)}\n`);
+      for (const entry of logs.data ?? []) io.stdout.write(`${logLine(entry)}\n`);
       done(EXIT.ok);
     });
   jobs.command('download')

@@ -1,13 +1,14 @@
 /**
  * The command-line tool (client/cli.ts, decisions §8) against the service on
- * a real port: a query run as a job and streamed to a file (the same bytes as
+ * a real port: a download and an upload (dry run, change report, a failed
+ * job's logs), a query run as a job and streamed to a file (the same bytes as
  * the synchronous call), progress lines on a stream that is not a terminal,
  * the list, logs and result of jobs, a failed job's messages and exit code, a
  * refused statement, credentials from the environment (password or access
  * key), and the package's `bin` run as a process of its own.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -128,6 +129,41 @@ describe('command-line tool', function () {
     expect(wrong.code).to.equal(EXIT.refused);
     expect(wrong.err).to.match(/^refused \(401\)/);
     expect(wrong.err).to.not.contain('not-the-password');
+  });
+
+  it('downloads a scheme to a file, uploads it into another database (a dry run first), and prints the change report', async () => {
+    await t.request(`/rest/${db}/schemes/Orders/classifiers`, { method: 'POST', json: { _type: 'Classifier', label: 'Customer', description: 'Wer bestellt' } });
+    const file = join(dir, 'Orders.yaml');
+    const down = await cli(['download', '--scheme', 'Orders', '--out', file], env);
+    expect(down.code, down.err).to.equal(EXIT.ok);
+    const sync = await t.request(`/api/${db}/schemes/Orders/download?format=YAML`);
+    expect(readFileSync(file, 'utf8')).to.equal(await sync.text());
+    const other = await createDatabase(t);
+    const otherEnv = { ...env, SERVICE_DB: other };
+    const dry = await cli(['upload', file, '--scheme', 'Orders', '--dry-run'], otherEnv);
+    expect(dry.code, dry.err).to.equal(EXIT.ok);
+    expect(dry.err).to.match(/COMPLETED \(dry run: nothing written\): 2 read, 2 created, 0 updated/);
+    expect(JSON.parse(dry.out)).to.include({ dryRun: true });
+    expect((await t.request(`/rest/${other}/schemes/Orders`)).status).to.equal(404);
+    const real = await cli(['upload', file, '--scheme', 'Orders'], otherEnv);
+    expect(real.code, real.err).to.equal(EXIT.ok);
+    expect(real.err).to.match(/: COMPLETED, 2 of 2 objects$/m);
+    expect(JSON.parse(real.out).created).to.have.length(2);
+    const again = await cli(['download', '--scheme', 'Orders', '--format', 'YAML'], otherEnv);
+    expect(again.out).to.equal(readFileSync(file, 'utf8'));
+  });
+
+  it('prints a failed upload\'s logs with the object and its line, and exits 1; nothing is written', async () => {
+    const file = join(dir, 'Broken.json');
+    writeFileSync(file, JSON.stringify({ _type: 'Scheme', label: 'Broken', classifiers: [{ _type: 'Classifier', label: 'A', status: 'NOT_A_STATUS' }] }, null, 2));
+    const r = await cli(['upload', file, '--scheme', 'Broken'], env);
+    expect(r.code).to.equal(EXIT.failed);
+    expect(r.err).to.match(/job [0-9a-f-]{36} FAILED/);
+    expect(r.err).to.match(/ERROR: A \(line 5, column 5\): status: /);
+    expect(r.err).not.to.contain('[object Object]');
+    expect((await t.request(`/rest/${db}/schemes/Broken`)).status).to.equal(404);
+    const usage = await cli(['upload', file], env);
+    expect(usage.code).to.equal(EXIT.usage);
   });
 
   it('runs as the package\'s bin, a process of its own', async () => {

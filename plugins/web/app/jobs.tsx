@@ -88,7 +88,7 @@ export function JobsPanel({ db, tick = 0, headingLevel = 2 }: { db: string; tick
       setNext(href);
       setError(undefined);
       const running = list.filter((j) => j.status === 'QUEUED' || j.status === 'RUNNING');
-      const figures = await Promise.all(running.map((j) => app.api.call<{ progress?: Progress }>('GET', j._links.statistics.href).then((a) => [j.id, a.data.progress] as const, () => [j.id, undefined] as const)));
+      const figures = await Promise.all(running.map((j) => app.api.call<{ progress?: Progress; statistics?: Progress }>('GET', j._links.statistics.href).then((a) => [j.id, a.data.progress ?? a.data.statistics] as const, () => [j.id, undefined] as const)));
       if (!live) return;
       setProgress((p) => ({ ...p, ...Object.fromEntries(figures.filter((f): f is readonly [string, Progress] => f[1] !== undefined)) }));
       if (running.length) timer = setTimeout(() => live && setPoll((n) => n + 1), POLL_MS);
