@@ -10,6 +10,7 @@ import { ApiError, pagePath, type MetaList, type MetaProperty, type MetaType, ty
 import { ObjectForm, initialValues, payloadOf, type FormValues } from './form.tsx';
 import { formatTime, labelOf, typeLabel, typeOfPlural, useApp, type AppState } from './state.ts';
 import { fetchPage, isRelationType } from './tree.tsx';
+import { TransferPanel } from './transfer.tsx';
 import { applies, forgetReferences, kindOf, RefLink, refHref, Value, valueOf } from './values.tsx';
 
 interface Loaded { obj: Obj; etag: string | null }
@@ -118,7 +119,10 @@ export function ObjectPage({ plural, id }: { plural: string; id: string }) {
       ) : (
         <Properties type={type} obj={obj} />
       )}
-      {type.lists.filter((l) => !l.hidden).map((l) => <ObjectList key={`${l.name}-${tick}`} owner={obj} list={l} writable={writable} />)}
+      {(obj._type === 'Scheme' || obj._type === 'Collection') && mode === 'view' && (
+        <TransferPanel obj={obj} onChanged={() => { forgetReferences(); app.noteChange(); setTick((n) => n + 1); }} />
+      )}
+      {type.lists.filter((l) => !l.hidden && fitsKind(app, obj, l)).map((l) => <ObjectList key={`${l.name}-${tick}`} owner={obj} list={l} writable={writable} />)}
       <History selfHref={selfHref} type={type} key={`h-${tick}`} />
       <dialog ref={dialog} aria-labelledby="delete-title" class="confirm">
         <form method="dialog" onSubmit={(e) => { e.preventDefault(); void remove(); }}>
@@ -132,6 +136,21 @@ export function ObjectPage({ plural, id }: { plural: string; id: string }) {
       </dialog>
     </article>
   );
+}
+
+/**
+ * Whether a scheme's list may hold anything in a model of the scheme's kind
+ * (decisions §7.1: a data catalog holds datasets, a system catalog systems …):
+ * a list none of whose item types the kind allows is not shown (it would be
+ * empty, and the service refuses what it offers to add).
+ */
+function fitsKind(app: AppState, obj: Obj, list: MetaList): boolean {
+  const kind = obj._type === 'Scheme' ? obj.modelType : undefined;
+  if (typeof kind !== 'string') return true;
+  return list.itemTypes.some((name) => {
+    const kinds = app.meta!.types[name]?.modelTypes;
+    return !kinds || kinds.includes(kind);
+  });
 }
 
 /** The path from the root: each parent by its `parent` link, read as of the page's time. */
@@ -214,7 +233,7 @@ function ObjectList({ owner, list, writable }: { owner: Obj; list: MetaList; wri
     fetchPage(app, href, list.name).then((p) => live && setPage(p), (e) => live && setError(String(e.message)));
     return () => { live = false; };
   }, [href, linked, app.version]);
-  const itemTypes = list.itemTypes.filter((t) => app.meta!.types[t] && !app.meta!.types[t].abstract);
+  const itemTypes = list.itemTypes.filter((t) => app.meta!.types[t] && !app.meta!.types[t].abstract && fitsKind(app, owner, { ...list, itemTypes: [t] }));
   const create = async (typeName: string, values: FormValues) => {
     const type = app.meta!.types[typeName];
     const created = await app.api.call<Obj>('POST', href, { body: payloadOf(type, values) });
