@@ -40,6 +40,9 @@ export { translate, type Language } from './messages.ts';
 
 // Request bodies and their checks.
 export { bodyError, decodedBody, hasBody, type DecodedBody, type JsonBodyReader } from './body.ts';
+// Uploads of one file (multipart/form-data) and the Content-Disposition of files (1.5).
+export { boundaryOf, readSingleFile, type UploadedFile, type UploadRules } from './multipart.ts';
+export { attachment, cleanFilename, parseDisposition } from './disposition.ts';
 export { oversized, violationsOf, wrongTypeKey } from './validation.ts';
 export { UUID } from './rest/paths.ts';
 export { epochMillis } from './versions.ts';

@@ -13,14 +13,15 @@ import type { Context } from 'koa';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type Router from '@koa/router';
-import { createError, requireLevel, type JsonBodyReader, type Principal, type Violation } from '../../runtime/host.ts';
+import { createError, requireLevel, type JsonBodyReader, type Principal, type Violation, attachment, readSingleFile } from '../../runtime/host.ts';
 import type { AnnotationCache } from './cache.ts';
 import { namedInitial, PROFILE_NAME, reservedName, TENANT_PROFILES, type StandardProfile, type TenantProfile } from './catalog.ts';
-import { attachment } from './disposition.ts';
-import { readSingleFile } from './multipart.ts';
 import type { ProfileReader } from './reader.ts';
 import { ProfileStore, type ProfileEntry } from './store.ts';
 import { replaceStatusLabels, type StatusCache } from './statuses.ts';
+
+/** How this interface words and answers a refused upload (runtime/multipart.ts). */
+const UPLOAD_RULES = { messages: 'profile', restStatuses: false };
 
 export interface ProfileRoutesOptions {
   knex: Knex;
@@ -158,7 +159,7 @@ export function profileRoutes(api: Router, o: ProfileRoutesOptions) {
     if (target?.origin === 'standard') throw createError('FORBIDDEN', {}, [{ path: 'name', key: 'profileStandardReadOnly', params: { name } }]);
     if (!target) throw notFound(name);
     const profile = target.profile;
-    const file = await readSingleFile(ctx as unknown as Context, o.limit, 'ADMINISTRATOR');
+    const file = await readSingleFile(ctx as unknown as Context, o.limit, 'ADMINISTRATOR', UPLOAD_RULES);
     const read = await o.reader.read(profile.kind, file.bytes);
     if (!read.ok) throw createError('BAD_REQUEST', {}, read.violations);
     const store = new ProfileStore(o.knex, db);

@@ -15,15 +15,15 @@ import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import {
   createError, epochMillis, languageParameter, ObjectStore, requireLevel, UUID,
-  type DatabaseInfo, type Metamodel, type PluginHost, type Principal,
-} from '../../runtime/host.ts';
-import { attachment } from './disposition.ts';
-import { readSingleFile } from './multipart.ts';
+  type DatabaseInfo, type Metamodel, type PluginHost, type Principal, attachment, readSingleFile } from '../../runtime/host.ts';
 import { formatNamed, formatNames, formatOfFilename } from './formats/index.ts';
 import type { TransferFormat } from './records.ts';
 import { Download, Source, type DownloadOptions } from './download.ts';
 import type { Node } from './model.ts';
 import { runUpload, type Operation, type UploadSpec } from './upload.ts';
+
+/** How this interface words and answers a refused upload (runtime/multipart.ts). */
+const UPLOAD_RULES = { messages: 'transfer', restStatuses: true };
 
 function invalidParameter(name: string, key = 'invalidValue', params: Record<string, unknown> = {}) {
   return createError('INVALID_PARAMETER', { name }, [{ path: name, key, params }]);
@@ -166,7 +166,7 @@ export function registerRoutes(host: PluginHost, model: Metamodel) {
       if (!found) throw createError('OBJECT_NOT_FOUND', { type: 'Collection', key: target.id });
       target = { kind: 'collection', id: found.id };
     }
-    const file = await readSingleFile(ctx, host.config.bodyLimitBytes, 'EDITOR');
+    const file = await readSingleFile(ctx, host.config.bodyLimitBytes, 'EDITOR', UPLOAD_RULES);
     const format = named ?? formatOfFilename(file.filename);
     if (!format) {
       throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: file.filename ?? '-', expected: formatNames().join(', ') },

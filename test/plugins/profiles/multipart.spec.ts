@@ -4,8 +4,8 @@
  * (RFC 6266).
  */
 import { expect } from 'chai';
-import { attachment, cleanFilename, parseDisposition } from '../../../plugins/profiles/disposition.ts';
-import { boundaryOf } from '../../../plugins/profiles/multipart.ts';
+import { attachment, cleanFilename, parseDisposition } from '../../../runtime/disposition.ts';
+import { boundaryOf } from '../../../runtime/multipart.ts';
 import { createDatabase, logLines, startService, type TestService } from '../../helpers/service.ts';
 import { download, multipart } from './fixtures.ts';
 

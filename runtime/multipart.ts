@@ -1,5 +1,6 @@
 /**
- * Reads the body of an upload (as plugins/profiles/multipart.ts does; plugins share no code but the host's): multipart/form-data (RFC 7578) with exactly
+ * Reads the body of an upload (the profile interface's, metadata upload's):
+ * multipart/form-data (RFC 7578) with exactly
  * one part, the file, whose Content-Disposition is form-data with a `name`
  * and an optional `filename` (or `filename*`, RFC 5987).
  *
@@ -11,8 +12,10 @@
  * boundary is short and leaves nothing to chance.
  */
 import type { Context } from 'koa';
-import { bodyError, createError, decodedBody, type AccessLevel, type DecodedBody } from '../../runtime/host.ts';
+import type { AccessLevel } from './auth/types.ts';
+import { bodyError, decodedBody, type DecodedBody } from './body.ts';
 import { cleanFilename, parseDisposition } from './disposition.ts';
+import { createError } from './errors.ts';
 
 export interface UploadedFile {
   /** The part's `name`: what the data is, as the client calls it. */
@@ -26,13 +29,28 @@ const OVERHEAD = 64 * 1024;
 /** A body longer than this is not read to its end: the answer closes the connection instead. */
 const DRAIN_LIMIT = 64 * 1024 * 1024;
 
-/** A file over the body limit is 413, as the REST interface answers a body over it. */
-function tooLarge(limit: number, close: boolean) {
-  return createError('PAYLOAD_TOO_LARGE', { limit }, [{ path: 'file', key: 'transferTooLarge', params: { limit } }], close ? { Connection: 'close' } : {});
+/** How an interface words and answers a refused upload. */
+export interface UploadRules {
+  /**
+   * Prefix of the interface's message keys: `<prefix>TooLarge`, `<prefix>MultipartRequired`,
+   * `<prefix>MalformedMultipart`, `<prefix>Incomplete`, `<prefix>NoPart`, `<prefix>SecondPart`,
+   * `<prefix>PartEncoding`, `<prefix>PartWithoutName`.
+   */
+  messages: string;
+  /**
+   * true: a file over the limit is 413 and a body of another type 415, as the REST interface
+   * answers them; false: every refusal is a 400 naming its problem (the profile interface's promise).
+   */
+  restStatuses: boolean;
 }
 
-function bad(key: string, params?: Record<string, unknown>) {
-  return createError('BAD_REQUEST', {}, [{ path: 'file', key, ...(params ? { params } : {}) }]);
+function tooLarge(rules: UploadRules, limit: number, close: boolean) {
+  const violation = [{ path: 'file', key: `${rules.messages}TooLarge`, params: { limit } }];
+  return createError(rules.restStatuses ? 'PAYLOAD_TOO_LARGE' : 'BAD_REQUEST', rules.restStatuses ? { limit } : {}, violation, close ? { Connection: 'close' } : {});
+}
+
+function bad(rules: UploadRules, key: string, params?: Record<string, unknown>) {
+  return createError('BAD_REQUEST', {}, [{ path: 'file', key: `${rules.messages}${key}`, ...(params ? { params } : {}) }]);
 }
 
 /** The boundary of a multipart/form-data content type, or null for any other type. */
@@ -43,15 +61,18 @@ export function boundaryOf(contentType: string): string | null {
 }
 
 /** `level`: the least access level that may upload here; a caller below it gets 403 before a byte is read. */
-export async function readSingleFile(ctx: Context, limit: number, level: AccessLevel): Promise<UploadedFile> {
+export async function readSingleFile(ctx: Context, limit: number, level: AccessLevel, rules: UploadRules): Promise<UploadedFile> {
   const decoded = decodedBody(ctx, level);
   const boundary = boundaryOf(ctx.get('content-type'));
   if (boundary === null) {
-    throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type') || '-', expected: 'multipart/form-data' }, [{ path: 'file', key: 'transferMultipartRequired' }]);
+    if (rules.restStatuses) {
+      throw createError('UNSUPPORTED_MEDIA_TYPE', { contentType: ctx.get('content-type') || '-', expected: 'multipart/form-data' }, [{ path: 'file', key: `${rules.messages}MultipartRequired` }]);
+    }
+    throw bad(rules, 'MultipartRequired');
   }
-  if (!boundary) throw bad('transferMalformedMultipart');
-  const body = await readBody(ctx, decoded, limit + OVERHEAD, limit);
-  return singlePart(splitParts(body, boundary), limit);
+  if (!boundary) throw bad(rules, 'MalformedMultipart');
+  const body = await readBody(ctx, decoded, limit + OVERHEAD, limit, rules);
+  return singlePart(splitParts(body, boundary, rules), limit, rules);
 }
 
 /**
@@ -60,9 +81,9 @@ export async function readSingleFile(ctx: Context, limit: number, level: AccessL
  * closes the connection. The request stream is never destroyed here, so the
  * error answer can still be written.
  */
-function readBody(ctx: Context, decoded: DecodedBody, max: number, limit: number): Promise<Buffer> {
+function readBody(ctx: Context, decoded: DecodedBody, max: number, limit: number, rules: UploadRules): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || NaN);
-  if (declared > DRAIN_LIMIT) return Promise.reject(tooLarge(limit, true));
+  if (declared > DRAIN_LIMIT) return Promise.reject(tooLarge(rules, limit, true));
   const { req } = ctx;
   const body = decoded.stream;
   return new Promise((resolve, reject) => {
@@ -79,14 +100,14 @@ function readBody(ctx: Context, decoded: DecodedBody, max: number, limit: number
       if (total > DRAIN_LIMIT) {
         stop();
         body.pause();
-        reject(tooLarge(limit, true));
+        reject(tooLarge(rules, limit, true));
       } else if (total <= max) {
         chunks.push(chunk);
       }
     };
     const onEnd = () => {
       stop();
-      if (total > max) reject(tooLarge(limit, false));
+      if (total > max) reject(tooLarge(rules, limit, false));
       else resolve(Buffer.concat(chunks));
     };
     const onError = (err: Error) => {
@@ -96,7 +117,7 @@ function readBody(ctx: Context, decoded: DecodedBody, max: number, limit: number
     // A client that goes away before the end leaves nothing to answer; nothing is stored.
     const onClose = () => {
       // A decoded body may still be on its way after the request ended.
-      if (!req.complete) onError(bad('transferIncomplete'));
+      if (!req.complete) onError(bad(rules, 'Incomplete'));
     };
     body.on('data', onData);
     body.on('end', onEnd);
@@ -115,7 +136,7 @@ interface Part {
  * `--boundary--`). Text that merely starts like a delimiter is data; the
  * preamble and epilogue are ignored, as RFC 2046 says.
  */
-function splitParts(body: Buffer, boundary: string): Part[] {
+function splitParts(body: Buffer, boundary: string, rules: UploadRules): Part[] {
   const dashBoundary = Buffer.from(`--${boundary}`, 'latin1');
   const delimiter = Buffer.from(`\r\n--${boundary}`, 'latin1');
   /** The delimiter line starting at `at` (the position of `--boundary`): where its part begins, or 'close', or null if it is none. */
@@ -132,33 +153,33 @@ function splitParts(body: Buffer, boundary: string): Part[] {
     return -1;
   };
   let at = body.subarray(0, dashBoundary.length).equals(dashBoundary) && lineAt(0) !== null ? 0 : nextLine(0) + 2;
-  if (at === 1) throw bad('transferMalformedMultipart');
+  if (at === 1) throw bad(rules, 'MalformedMultipart');
   const parts: Part[] = [];
   for (;;) {
     const start = lineAt(at);
     if (start === 'close') return parts;
-    if (start === null) throw bad('transferMalformedMultipart');
+    if (start === null) throw bad(rules, 'MalformedMultipart');
     const end = nextLine(start - 2);
-    if (end < 0) throw bad('transferMalformedMultipart');
+    if (end < 0) throw bad(rules, 'MalformedMultipart');
     const part = body.subarray(start, Math.max(end, start));
     // A part without headers starts with the empty line.
     const blank = part.subarray(0, 2).equals(Buffer.from('\r\n')) ? -2 : part.indexOf('\r\n\r\n');
-    if (blank === -1) throw bad('transferMalformedMultipart');
+    if (blank === -1) throw bad(rules, 'MalformedMultipart');
     parts.push({ headers: part.subarray(0, Math.max(blank, 0)), data: part.subarray(blank + 4) });
     at = end + 2;
   }
 }
 
-function singlePart(parts: Part[], limit: number): UploadedFile {
-  if (!parts.length) throw bad('transferNoPart');
-  if (parts.length > 1) throw bad('transferSecondPart');
+function singlePart(parts: Part[], limit: number, rules: UploadRules): UploadedFile {
+  if (!parts.length) throw bad(rules, 'NoPart');
+  if (parts.length > 1) throw bad(rules, 'SecondPart');
   const [part] = parts;
   const headers = headersOf(part.headers);
   const encoding = headers.get('content-transfer-encoding')?.toLowerCase();
-  if (encoding && !['7bit', '8bit', 'binary'].includes(encoding)) throw bad('transferPartEncoding', { encoding });
+  if (encoding && !['7bit', '8bit', 'binary'].includes(encoding)) throw bad(rules, 'PartEncoding', { encoding });
   const disposition = parseDisposition(headers.get('content-disposition') ?? '');
-  if (!disposition || disposition.type !== 'form-data' || !disposition.params.name) throw bad('transferPartWithoutName');
-  if (part.data.length > limit) throw tooLarge(limit, false);
+  if (!disposition || disposition.type !== 'form-data' || !disposition.params.name) throw bad(rules, 'PartWithoutName');
+  if (part.data.length > limit) throw tooLarge(rules, limit, false);
   const filename = cleanFilename(disposition.params['filename*'] ?? disposition.params.filename);
   // A copy: the body buffer may be larger than the file.
   return { field: disposition.params.name, ...(filename ? { filename } : {}), bytes: Buffer.from(part.data) };
