@@ -7,5 +7,5 @@ begin
     execute format('drop index %I.%I', current_schema(), stale.indexname);
   end loop;
 end $$;
-create index if not exists "objects_ref_derived_to" on objects ((props->>'derivedTo')) where (props->>'derivedTo') is not null;
-create index if not exists "history_ref_derived_to" on history ((row->>'derivedTo')) where (row->>'derivedTo') is not null;
+create index if not exists "objects_ref_derived_to" on objects ((props->>'derivedTo'), tenant, type) where (props->>'derivedTo') is not null;
+create index if not exists "history_ref_derived_to" on history ((row->>'derivedTo'), tenant, type) where (row->>'derivedTo') is not null;
