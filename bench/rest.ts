@@ -4,7 +4,12 @@
  * Every figure is a ratio measured in the same run, so that a noisy machine
  * moves both sides alike. See bench/README.md.
  *
- *   npx tsx bench/rest.ts [--backend postgres|pglite|both] [--objects 10000[,100000]] [--duration 10]
+ *   npx tsx bench/rest.ts [--backend postgres|pglite|both] [--objects 10000[,100000]] [--duration 10] [--dataset foundation|spread]
+ *
+ * `--dataset spread` spreads the objects over the second edition's types
+ * (bench/dataset-spread.ts) and reads objects of every type; the default,
+ * `foundation`, is the foundation issue's scheme of classifiers and
+ * attributes (bench/dataset.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -21,6 +26,7 @@ import { PLUGINS } from '../plugins/index.ts';
 import { benchAuthPlugin } from './bench-auth.ts';
 import { createClient, ok } from '../client/index.ts';
 import { loadDataset } from './dataset.ts';
+import { loadSpreadDataset, type KeyPath, type Reachable } from './dataset-spread.ts';
 import { compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, runWithHeapFlags, type Side } from './common.ts';
 
 runWithHeapFlags();
@@ -32,8 +38,10 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: '16' },
+    dataset: { type: 'string', default: 'foundation' },
   },
 });
+if (args.dataset !== 'foundation' && args.dataset !== 'spread') throw new Error('--dataset must be foundation or spread');
 const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
@@ -51,7 +59,7 @@ interface Row {
   errors?: number;
   latencyMs?: { service: [number, number]; baseline: [number, number] };
 }
-interface Run { backend: string; objects: number; loadSeconds: number; rows: Row[] }
+interface Run { backend: string; objects: number; dataset: string; counts?: Record<string, number>; loadSeconds: number; rows: Row[] }
 
 const generator = loadGenerator();
 
@@ -60,14 +68,14 @@ async function compare(operation: string, target: number, service: Side, baselin
   return { operation, service: c.service, baseline: c.baseline, ratio: c.ratio, target, pass: c.ratio >= target && c.errors === 0, errors: c.errors, latencyMs: c.latencyMs };
 }
 
-/** The bare handler: /id/<uuid> and /path/<scheme>/<collection>/<classifier>/<attribute>, one SQL each. */
+/** The bare handler: /id/<uuid> and /path/<scheme>/<list>/<key>/<list>/<key>/<list>/<key>, one SQL each. */
 function baselineApp(knex: Knex, db: string): Koa {
   const s = `"${schemaOf(db)}"`;
-  const byPath = `select a.* from ${s}.objects sc
-    join ${s}.objects co on co.parent_id = sc.id and co.list = 'collections' and co.label = ?
-    join ${s}.objects cl on cl.parent_id = co.id and cl.list = 'classifiers' and cl.label = ?
-    join ${s}.objects a on a.parent_id = cl.id and a.list = 'attributes' and a.label = ?
-    where sc.parent_id is null and sc.list = 'schemes' and sc.label = ?`;
+  const byPath = `select l3.* from ${s}.objects l0
+    join ${s}.objects l1 on l1.parent_id = l0.id and l1.list = ? and l1.label = ?
+    join ${s}.objects l2 on l2.parent_id = l1.id and l2.list = ? and l2.label = ?
+    join ${s}.objects l3 on l3.parent_id = l2.id and l3.list = ? and l3.label = ?
+    where l0.parent_id is null and l0.list = 'schemes' and l0.label = ?`;
   const app = new Koa();
   app.use(async (ctx) => {
     const [kind, ...keys] = ctx.path.slice(1).split('/').map(decodeURIComponent);
@@ -80,7 +88,23 @@ function baselineApp(knex: Knex, db: string): Koa {
   return app;
 }
 
+/** What a comparison reads: objects by technical key, and 4-level business-key paths. */
+interface Reads { byId: Reachable[]; paths: KeyPath[]; counts?: Record<string, number>; loadSeconds: number; listPut: { objects: number; seconds: number } }
 
+async function loadReads(client: ReturnType<typeof createClient>, objects: number): Promise<Reads> {
+  if (args.dataset === 'spread') {
+    const data = await loadSpreadDataset(client, DB, objects);
+    return { byId: data.objects, paths: data.paths, counts: data.counts, loadSeconds: data.loadSeconds, listPut: data.listPut };
+  }
+  const data = await loadDataset(client, DB, objects);
+  return {
+    byId: data.attributes.map((a) => ({ id: a.id, list: 'attributes' })),
+    paths: data.attributes.filter((a) => a.keys).map(({ keys }) => ({ scheme: keys![0], steps: [['collections', keys![1]], ['classifiers', keys![2]], ['attributes', keys![3]]] })),
+    loadSeconds: data.loadSeconds, listPut: data.listPut,
+  };
+}
+
+const pathOf = (p: KeyPath) => [p.scheme, ...p.steps.flat()].map(encodeURIComponent);
 
 function sample<T>(items: T[]): T[] {
   const copy = [...items];
@@ -119,28 +143,29 @@ async function runOne(backend: string, objects: number): Promise<Run> {
     const client = createClient({ baseUrl: serviceUrl, authorization: { loginId: ADMIN.user, password: ADMIN.password } });
     await ok(client.POST('/api/admin/databases', { body: { name: DB } }));
     tenant = (await service.databases.get(DB))!.defaultTenant;
-    console.log(`${backend}, ${objects} objects: loading…`);
-    const data = await loadDataset(client, DB, objects);
+    console.log(`${backend}, ${objects} objects (${args.dataset}): loading…`);
+    const data = await loadReads(client, objects);
     console.log(`  loaded in ${data.loadSeconds.toFixed(1)} s; list PUT of ${data.listPut.objects} in ${data.listPut.seconds.toFixed(2)} s`);
+    if (data.counts) console.log(`  ${data.byId.length} objects: ${Object.entries(data.counts).map(([list, count]) => `${list} ${count}`).join(', ')}`);
 
     const baselineUrl = await listen(baselineApp(service.storage.knex, DB), closers);
-    const ids = sample(data.attributes).map((a) => a.id);
-    const keys = sample(data.attributes.filter((a) => a.keys)).map((a) => a.keys!.map(encodeURIComponent));
-    const byId = ids.map((id) => `/rest/${DB}/attributes/${id}`);
+    const reachable = sample(data.byId);
+    const keys = sample(data.paths).map(pathOf);
+    const byId = reachable.map((o) => `/rest/${DB}/${o.list}/${o.id}`);
     const listPutRate = data.listPut.objects / data.listPut.seconds;
     const rows: Row[] = [
       { operation: 'list PUT 10,000 attributes (objects/s)', service: listPutRate, baseline: null, ratio: null, target: 2000, pass: listPutRate >= 2000 },
       await compare('GET by technical key vs bare SQL', 0.7,
         { url: serviceUrl, paths: byId, headers: auth },
-        { url: baselineUrl, paths: ids.map((id) => `/id/${id}`) }),
+        { url: baselineUrl, paths: reachable.map((o) => `/id/${o.id}`) }),
       await compare('GET by 4-level path vs bare SQL join', 0.6,
-        { url: serviceUrl, paths: keys.map(([s, c, k, a]) => `/rest/${DB}/schemes/${s}/collections/${c}/classifiers/${k}/attributes/${a}`), headers: auth },
+        { url: serviceUrl, paths: keys.map(([s, ...steps]) => `/rest/${DB}/schemes/${s}/${steps.join('/')}`), headers: auth },
         { url: baselineUrl, paths: keys.map((k) => `/path/${k.join('/')}`) }),
       await compare('GET by technical key, basic auth vs none', 0.9,
         { url: serviceUrl, paths: byId, headers: auth },
         { url: serviceUrl, paths: byId }),
     ];
-    return { backend, objects, loadSeconds: data.loadSeconds, rows };
+    return { backend, objects, dataset: args.dataset!, counts: data.counts, loadSeconds: data.loadSeconds, rows };
   } finally {
     for (const close of closers.reverse()) await close();
     if (pgName) await pgAdmin(`drop database if exists ${pgName} with (force)`);
@@ -192,7 +217,7 @@ async function main() {
     for (const backend of backends) runs.push(await runOne(backend, objects));
   }
   for (const run of runs) {
-    printTable(`${run.backend}, ${run.objects} objects (concurrency ${CONNECTIONS}, ${DURATION} s per side)`,
+    printTable(`${run.backend}, ${run.objects} objects, ${run.dataset} dataset (concurrency ${CONNECTIONS}, ${DURATION} s per side)`,
       ['operation', 'service', 'baseline', 'ratio', 'target', 'result'],
       run.rows.map((r) => [r.operation, num(r.service), num(r.baseline), num(r.ratio, 2), `≥ ${r.target}`,
         r.pass ? 'pass' : r.errors ? `FAIL (${r.errors} errors)` : 'FAIL']));

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Metamodel } from '../runtime/metamodel/model.ts';
 import type { DerivedEmitter, Emitter, GeneratedFile } from './emitter.ts';
 import { clientEmitter } from './emitters/client.ts';
+import { indexesEmitter } from './emitters/indexes.ts';
 import { limitsEmitter } from './emitters/limits.ts';
 import { modelsEmitter } from './emitters/models.ts';
 import { openapiEmitter } from './emitters/openapi.ts';
@@ -16,7 +17,7 @@ import { routesEmitter } from './emitters/routes.ts';
 import { validatorsEmitter } from './emitters/validators.ts';
 import { viewsEmitter } from './emitters/views.ts';
 
-export const EMITTERS: Emitter[] = [routesEmitter, modelsEmitter, validatorsEmitter, viewsEmitter, openapiEmitter, profilesEmitter, limitsEmitter];
+export const EMITTERS: Emitter[] = [routesEmitter, modelsEmitter, validatorsEmitter, viewsEmitter, indexesEmitter, openapiEmitter, profilesEmitter, limitsEmitter];
 
 /** Run after EMITTERS, on their files. */
 export const DERIVED_EMITTERS: DerivedEmitter[] = [clientEmitter];

@@ -96,7 +96,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
     },
     migrations,
     defaultTenantLabel: config.defaultTenantLabel,
-  }, generated.viewsSql);
+  }, { views: generated.viewsSql, indexes: generated.indexesSql });
   const directory = createDirectory(knex, config.adminUsers);
   const drivers: { driver: AuthDriver; phase: number }[] = [];
   const secretHandlers = new Map<string, SecretHandler>();

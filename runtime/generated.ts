@@ -1,4 +1,4 @@
-/** Loads what the generator emitted: the metamodel, the route table, validators, views and OpenAPI document. */
+/** Loads what the generator emitted: the metamodel, the route table, validators, views, indexes and OpenAPI document. */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -11,6 +11,8 @@ export interface Generated {
   routes: RouteTable;
   validators: Validators;
   viewsSql: string;
+  /** The indexes the metamodel asks for (inverse lists' references), applied with the views. */
+  indexesSql: string;
   openapiYaml: string;
   openapiJson: string;
 }
@@ -23,6 +25,7 @@ export async function loadGenerated(dir: string): Promise<Generated> {
     routes: new RouteTable(routes.restRoutes),
     validators: validators.validators,
     viewsSql: readFileSync(join(dir, 'views.gen.sql'), 'utf8'),
+    indexesSql: readFileSync(join(dir, 'indexes.gen.sql'), 'utf8'),
     openapiYaml: readFileSync(join(dir, 'openapi.gen.yaml'), 'utf8'),
     openapiJson: readFileSync(join(dir, 'openapi.gen.json'), 'utf8'),
   };

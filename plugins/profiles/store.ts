@@ -25,6 +25,20 @@ export const MIGRATIONS = [
   // Named profiles (decisions §7.5) live in the same table; a write looks up the schemes that name profiles with every request's
   // one lookup (AnnotationCache), which reads only what this index holds: usually a handful of entries per tenant.
   `create index profiles_schemes on $S.objects (tenant, id, version) where type = 'Scheme' and (props -> 'profiles') is not null;`,
+  // Statuses (decisions §7.2) label the query views from core's status_labels, which an upload of a tenant's
+  // profile fills (statuses.ts, replaceStatusLabels). A profile uploaded before statuses were read kept its
+  // \`statuses\` as a setting: its labels are filled here once, as replaceStatusLabels would (TenantStatuses:
+  // every entry but the standard workflow's statuses of the time, labels only where they are text, the name
+  // in place of both when neither is given).
+  `insert into $S.status_labels (tenant, status, label_de, label_en)
+   select tenant, status, coalesce(label, case when label_en is null then status end), label_en
+   from (select p.tenant, s.key as status,
+           case when jsonb_typeof(s.value -> 'label') = 'string' then s.value ->> 'label' end as label,
+           case when jsonb_typeof(s.value -> 'labelEn') = 'string' then s.value ->> 'labelEn' end as label_en
+         from $S.profiles p cross join lateral jsonb_each(p.parsed -> 'statuses') s
+         where p.name = 'profile' and jsonb_typeof(p.parsed -> 'statuses') = 'object') d
+   where status not in ('WORKING', 'SUBMITTED', 'ACCEPTED', 'REJECTED', 'FINAL', 'INACTIVE', 'PUBLISHED', 'DELETENEW', 'INTERMINATION', 'ARCHIVED')
+   on conflict (tenant, status) do nothing;`,
 ];
 
 /** The names a tenant has without creating them: its annotations and its profile (catalog.ts). */

@@ -55,7 +55,10 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   if (options.databaseUrl) {
     const knex = knexLib({
       client: 'pg',
-      connection: options.databaseUrl,
+      // No JIT for the service's own statements: PostgreSQL compiles a statement whose estimated cost passes
+      // jit_above_cost, and the estimates of the link look-up's subplans (objects.ts) pass it for a page of a few
+      // thousand objects, where compiling takes longer than running. (The query interface has a pool of its own.)
+      connection: { connectionString: options.databaseUrl, options: '-c jit=off' },
       pool: { min: 0, max: options.poolSize ?? 10, acquireTimeoutMillis: 10_000 },
       acquireConnectionTimeout: 10_000,
     });

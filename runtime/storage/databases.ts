@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { createError } from '../errors.ts';
 import type { DatabaseInfo } from '../auth/types.ts';
 import { DATABASE_NAME, migrateDatabase, PluginMigrations, schemaOf } from './migrations.ts';
-import { applyViews } from './views.ts';
+import { applyIndexes, applyViews } from './views.ts';
 import { ObjectStore, plainObject, type StoredObject } from './objects.ts';
 
 export { DATABASE_NAME };
@@ -29,14 +29,21 @@ export interface DatabaseHooks {
   defaultTenantLabel?: string;
 }
 
+/** What the generator emits for every database's schema. */
+export interface GeneratedSql {
+  views: string;
+  indexes: string;
+}
+
 export class Databases {
   private readonly cache = new Map<string, { info: DatabaseInfo | null; until: number }>();
 
   private readonly viewsHash: string;
 
-  /** `viewsSql`: the generated view definitions every database gets. */
-  constructor(private readonly knex: Knex, private readonly hooks: DatabaseHooks, private readonly viewsSql: string, private readonly cacheMs = 2000) {
-    this.viewsHash = createHash('sha256').update(viewsSql).digest('hex');
+  /** `sql`: the generated view definitions and indexes every database gets. */
+  constructor(private readonly knex: Knex, private readonly hooks: DatabaseHooks, private readonly sql: GeneratedSql, private readonly cacheMs = 2000) {
+    // One hash over both: a metamodel change that alters either applies both again (each is idempotent).
+    this.viewsHash = createHash('sha256').update(sql.views).update('\0').update(sql.indexes).digest('hex');
   }
 
   /** The database, or null; remembered briefly because every request asks. */
@@ -98,7 +105,8 @@ export class Databases {
   }
 
   private async updateViews(q: Knex | Knex.Transaction, name: string) {
-    await applyViews(q, name, this.viewsSql);
+    await applyIndexes(q, name, this.sql.indexes);
+    await applyViews(q, name, this.sql.views);
     await this.hooks.afterViews?.(q, name);
     await q.raw(`update service.databases set views_hash = ? where name = ?`, [this.viewsHash, name]);
   }

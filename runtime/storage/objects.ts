@@ -62,25 +62,30 @@ const inTypes = (types: string[]) => `(${types.map(literal).join(', ')})`;
 
 /**
  * The columns \`link_parent_type\` and \`link_lists\` of the objects the alias
- * names (columns id, type, tenant, parent_id, and \`at\` when \`history\`): one
- * indexed probe per list the object's type has (objects_children, or
- * objects_type for an inverse list) and one for the parent where its type
- * names the relation, all inside the statement that reads the object or its
- * page, never a statement per list. The child lists are probed by one
- * subquery over the type's list names, so that the statement has a handful
- * of subplans whatever the metamodel's size. With \`history\` the probes read
- * the history table as of each row's \`at\`, as the as-of read itself does
- * (history_children, history_type).
+ * names (columns id, type, tenant, parent_id, and \`at\` when \`history\`),
+ * inside the statement that reads the object or its page, never a statement
+ * per list (decisions §7.3: one indexed look-up for all lists of an object).
+ * The child lists that hold something are the distinct \`list\` values of the
+ * object's children, read as a loose scan of objects_children: one index
+ * descent per list found plus one, however many children or list names
+ * there are (a plain \`select distinct\` would read every child of a scheme).
+ * Each inverse list is one probe of the expression index on its reference
+ * (generated/indexes.gen.sql), and the parent's type one probe where the
+ * object's type names its parent relation after it. With \`history\` the
+ * probes read the history table as of each row's \`at\`, as the as-of read
+ * itself does: there a child list counts only with a child alive then, so
+ * each of the type's lists is probed (history_children, and the history
+ * expression indexes for the inverse ones).
  */
 function linkColumns(s: string, plan: ListPlan, alias: string, history = false): string {
   const a = alias;
   const table = history ? 'history' : 'objects';
   const asOf = history ? ` and c.operation <> 'delete' and c.valid_from <= ${a}.at and (c.valid_to is null or c.valid_to > ${a}.at)` : '';
-  const listsOfType = plan.children.length
-    ? `case ${a}.type ${plan.children.map((c) => `when ${literal(c.type)} then array[${c.lists.map(literal).join(', ')}]::text[]`).join(' ')} else array[]::text[] end`
-    : 'array[]::text[]';
-  const children = `array(select l.name from unnest(${listsOfType}) l(name)
-    where exists (select 1 from ${s}.${table} c where c.parent_id = ${a}.id and c.list = l.name${asOf}))`;
+  const children = history ? childListsAsOf(s, plan, a, asOf) : `array(with recursive l(name) as (
+      select min(c.list) from ${s}.objects c where c.parent_id = ${a}.id
+      union all
+      select (select min(c.list) from ${s}.objects c where c.parent_id = ${a}.id and c.list > l.name) from l where l.name is not null)
+    select l.name from l where l.name is not null)`;
   const inverse = plan.inverse.map((l) => `case when ${a}.type in ${inTypes(l.ownerTypes)} then case when exists (select 1 from ${s}.${table} c
       where c.tenant = ${a}.tenant and c.type in ${inTypes(l.itemTypes)} and c.${history ? 'row' : 'props'}->>${literal(l.property)} = ${a}.id::text${asOf})
       then ${literal(l.name)} end end`);
@@ -90,6 +95,15 @@ function linkColumns(s: string, plan: ListPlan, alias: string, history = false):
     : `(select p.type from ${s}.objects p where p.id = ${a}.parent_id)`;
   const parent = plan.parentTyped.length ? `case when ${a}.type in ${inTypes(plan.parentTyped)} then ${parentType} end` : 'null::text';
   return `${parent} as link_parent_type, ${lists} as link_lists`;
+}
+
+/** The type's child lists that held a child at the row's \`at\`: a probe per list name of the type. */
+function childListsAsOf(s: string, plan: ListPlan, a: string, asOf: string): string {
+  const listsOfType = plan.children.length
+    ? `case ${a}.type ${plan.children.map((c) => `when ${literal(c.type)} then array[${c.lists.map(literal).join(', ')}]::text[]`).join(' ')} else array[]::text[] end`
+    : 'array[]::text[]';
+  return `array(select l.name from unnest(${listsOfType}) l(name)
+    where exists (select 1 from ${s}.history c where c.parent_id = ${a}.id and c.list = l.name${asOf}))`;
 }
 
 function factsOf(r: { link_parent_type: string | null; link_lists: string[] }): LinkFacts {

@@ -54,14 +54,30 @@ export interface Fixtures {
   accessKey: string;
   editor: Credentials;
   reader: Credentials;
+  /** The second tenant, its users, the access key and the query job: what `makeFixtures` may take over from an earlier set. */
+  people: People;
+}
+
+/** The part of the fixtures that costs most to make (two password hashes) and that few calls change. */
+export interface People {
+  tenant: Json;
+  user: Json;
+  readerUser: Json;
+  editor: Credentials;
+  reader: Credentials;
+  accessKey: string;
+  job: string;
 }
 
 /**
- * Real objects of every kind the paths name, made as a client makes them.
- * `round` tells a second set in the same database from the first (labels and
- * login IDs get it as a suffix), for callers that use one up.
+ * Real objects of every kind the paths name, made as a client makes them:
+ * each level of parents at once, its objects in parallel. `round` tells a
+ * second set in the same database from the first (labels and login IDs get
+ * it as a suffix), for callers that use one up. `people`: the second tenant,
+ * users, access key and query job of an earlier set, taken over instead of
+ * made again, for a caller that knows nothing since changed them.
  */
-export async function makeFixtures(t: TestService, db: string, spare: string, round = ''): Promise<Fixtures> {
+export async function makeFixtures(t: TestService, db: string, spare: string, round = '', people?: People): Promise<Fixtures> {
   const post = async (path: string, json: unknown, headers: Record<string, string> = {}): Promise<Json> => {
     const r = await t.request(`/rest/${db}/${path}`, { method: 'POST', json, headers });
     const text = await r.text();
@@ -69,66 +85,84 @@ export async function makeFixtures(t: TestService, db: string, spare: string, ro
     return JSON.parse(text);
   };
   const s = round;
-  const scheme = await post('schemes', { _type: 'Scheme', label: `Fuzz${s}` });
-  const classifier = await post(`schemes/${scheme.id}/classifiers`, { _type: 'Classifier', label: 'C' });
-  const attribute = await post(`classifiers/${classifier.id}/attributes`, { _type: 'BusinessAttribute', label: 'A' });
-  const other = await post(`classifiers/${classifier.id}/attributes`, { _type: 'BusinessAttribute', label: 'B' });
-  const enumeration = await post(`schemes/${scheme.id}/enumerations`, { _type: 'Enumeration', label: 'E' });
-  const literal = await post(`enumerations/${enumeration.id}/literals`, { _type: 'Literal', label: 'L' });
-  const collection = await post(`schemes/${scheme.id}/collections`, { _type: 'Collection', label: 'Col' });
-  const processing = await post(`schemes/${scheme.id}/processings`, { _type: 'Processing', label: 'Proc' });
-  const org = await post('organizations', { _type: 'Organization', label: `Org${s}` });
-  const person = await post(`organizations/${org.id}/persons`, { _type: 'Person', givenName: 'Pia' });
-  const group = await post(`organizations/${org.id}/groups`, { _type: 'Group', label: 'G' });
-  const attribution = await post(`schemes/${scheme.id}/attributedTo`, { _type: 'Attribution', attributedTo: person.id });
-  const derivation = await post(`attributes/${attribute.id}/derivedTo`, { _type: 'Derivation', derivedTo: other.id });
-  // The types of decisions §7.1, each in a model of a kind that holds it.
-  const catalog = await post('schemes', { _type: 'Scheme', label: `Fuzz catalog${s}`, modelType: 'DataCatalog' });
-  const catalogFolder = await post(`schemes/${catalog.id}/collections`, { _type: 'Collection', label: 'Col' });
-  const systemCatalog = await post('schemes', { _type: 'Scheme', label: `Fuzz systems${s}`, modelType: 'SystemCatalog' });
-  const dataModel = await post('schemes', { _type: 'Scheme', label: `Fuzz data model${s}`, modelType: 'DataModel' });
-  const referenceModel = await post('schemes', { _type: 'Scheme', label: `Fuzz reference data${s}`, modelType: 'ReferenceDataModel' });
-  const dataset = await post(`collections/${catalogFolder.id}/datasets`, { _type: 'Dataset', label: 'DS' });
-  const distribution = await post(`datasets/${dataset.id}/distributions`, { _type: 'Distribution', label: 'CSV' });
-  const system = await post(`schemes/${systemCatalog.id}/systems`, { _type: 'System', label: 'Sys' });
-  const deployment = await post(`datasets/${dataset.id}/deployments`, { _type: 'Deployment', deploymentOf: dataset.id, deployedIn: system.id });
-  const dataObject = await post(`schemes/${dataModel.id}/dataObjects`, { _type: 'DataObject', label: 'DO' });
-  const umlClass = await post(`schemes/${dataModel.id}/dataObjects`, { _type: 'UmlClass', label: 'UC' });
-  const umlAttribute = await post(`umlClasses/${umlClass.id}/attributes`, { _type: 'UmlAttribute', label: 'UA' });
-  const composition = await post(`umlClasses/${umlClass.id}/compositions`, { _type: 'Composition', hasRange: dataObject.id });
-  const datatype = await post(`schemes/${dataModel.id}/datatypes`, { _type: 'Datatype', label: 'DT' });
-  const referenceObject = await post(`schemes/${referenceModel.id}/enumerations`, { _type: 'ReferenceObject', label: 'RO' });
-  const referenceValue = await post(`referenceObjects/${referenceObject.id}/literals`, { _type: 'ReferenceValue', label: 'RV', timeSeries: [{ code: 'RV' }] });
-  const usage = await post(`processings/${processing.id}/usages`, { _type: 'Usage', usageOf: dataset.id });
-  const postOfOrg = await post(`organizations/${org.id}/posts`, { _type: 'Post', label: 'P' });
-  const holdsPost = await post(`persons/${person.id}/holdsPost`, { _type: 'HoldsPost', holdsPost: postOfOrg.id });
-  const tenant = await post('tenants', { _type: 'Tenant', label: `Second${s}` });
-  const editor = { loginId: `fuzz-editor${s}`, password: secret('fuzz-editor-1') };
-  const reader = { loginId: `fuzz-reader${s}`, password: secret('fuzz-reader-1') };
-  const user = await createUser(t, db, { ...editor, accessLevel: 'EDITOR', tenant: `Second${s}` }) as Json;
-  const readerUser = await createUser(t, db, { ...reader, accessLevel: 'READ_ONLY' }) as Json;
-  const key = await post(`users/${user.id}/accessKeys`, { description: 'fuzz' }, { 'service-tenant': `Second${s}` });
-  const job = await t.request(`/api/${db}/queries/download?format=JSON`, { method: 'POST', json: { sql: 'select label from scheme_view' } });
+  const [scheme, catalog, systemCatalog, dataModel, referenceModel, org, made] = await Promise.all([
+    post('schemes', { _type: 'Scheme', label: `Fuzz${s}` }),
+    // The types of decisions §7.1, each in a model of a kind that holds it.
+    post('schemes', { _type: 'Scheme', label: `Fuzz catalog${s}`, modelType: 'DataCatalog' }),
+    post('schemes', { _type: 'Scheme', label: `Fuzz systems${s}`, modelType: 'SystemCatalog' }),
+    post('schemes', { _type: 'Scheme', label: `Fuzz data model${s}`, modelType: 'DataModel' }),
+    post('schemes', { _type: 'Scheme', label: `Fuzz reference data${s}`, modelType: 'ReferenceDataModel' }),
+    post('organizations', { _type: 'Organization', label: `Org${s}` }),
+    people ?? makePeople(t, db, post, s),
+  ]);
+  const { tenant, user, readerUser, editor, reader } = made;
   const profile = `Fuzz${s || '0'}`;
-  const created = await t.request(`/api/${db}/profiles`, { method: 'POST', json: { name: profile } });
+  const [classifier, enumeration, collection, catalogFolder, processing, system, dataObject, umlClass, datatype, referenceObject, person, group, postOfOrg, created] = await Promise.all([
+    post(`schemes/${scheme.id}/classifiers`, { _type: 'Classifier', label: 'C' }),
+    post(`schemes/${scheme.id}/enumerations`, { _type: 'Enumeration', label: 'E' }),
+    post(`schemes/${scheme.id}/collections`, { _type: 'Collection', label: 'Col' }),
+    post(`schemes/${catalog.id}/collections`, { _type: 'Collection', label: 'Col' }),
+    post(`schemes/${scheme.id}/processings`, { _type: 'Processing', label: 'Proc' }),
+    post(`schemes/${systemCatalog.id}/systems`, { _type: 'System', label: 'Sys' }),
+    post(`schemes/${dataModel.id}/dataObjects`, { _type: 'DataObject', label: 'DO' }),
+    post(`schemes/${dataModel.id}/dataObjects`, { _type: 'UmlClass', label: 'UC' }),
+    post(`schemes/${dataModel.id}/datatypes`, { _type: 'Datatype', label: 'DT' }),
+    post(`schemes/${referenceModel.id}/enumerations`, { _type: 'ReferenceObject', label: 'RO' }),
+    post(`organizations/${org.id}/persons`, { _type: 'Person', givenName: 'Pia' }),
+    post(`organizations/${org.id}/groups`, { _type: 'Group', label: 'G' }),
+    post(`organizations/${org.id}/posts`, { _type: 'Post', label: 'P' }),
+    // A named profile of the default tenant (decisions §7.5).
+    t.request(`/api/${db}/profiles`, { method: 'POST', json: { name: profile } }),
+  ]);
   expect(created.status, `profile ${profile}`).to.equal(201);
+  const [attribute, other, literal, dataset, umlAttribute, composition, referenceValue, attribution, holdsPost] = await Promise.all([
+    post(`classifiers/${classifier.id}/attributes`, { _type: 'BusinessAttribute', label: 'A' }),
+    post(`classifiers/${classifier.id}/attributes`, { _type: 'BusinessAttribute', label: 'B' }),
+    post(`enumerations/${enumeration.id}/literals`, { _type: 'Literal', label: 'L' }),
+    post(`collections/${catalogFolder.id}/datasets`, { _type: 'Dataset', label: 'DS' }),
+    post(`umlClasses/${umlClass.id}/attributes`, { _type: 'UmlAttribute', label: 'UA' }),
+    post(`umlClasses/${umlClass.id}/compositions`, { _type: 'Composition', hasRange: dataObject.id }),
+    post(`referenceObjects/${referenceObject.id}/literals`, { _type: 'ReferenceValue', label: 'RV', timeSeries: [{ code: 'RV' }] }),
+    post(`schemes/${scheme.id}/attributedTo`, { _type: 'Attribution', attributedTo: person.id }),
+    post(`persons/${person.id}/holdsPost`, { _type: 'HoldsPost', holdsPost: postOfOrg.id }),
+  ]);
+  const [derivation, distribution, deployment, usage] = await Promise.all([
+    post(`attributes/${attribute.id}/derivedTo`, { _type: 'Derivation', derivedTo: other.id }),
+    post(`datasets/${dataset.id}/distributions`, { _type: 'Distribution', label: 'CSV' }),
+    post(`datasets/${dataset.id}/deployments`, { _type: 'Deployment', deploymentOf: dataset.id, deployedIn: system.id }),
+    post(`processings/${processing.id}/usages`, { _type: 'Usage', usageOf: dataset.id }),
+  ]);
   const both = (o: Json) => [o.id, o.label].filter((k) => typeof k === 'string').map((k) => encodeURIComponent(k));
   const keys: Record<string, string[]> = {
     schemes: both(scheme), classifiers: both(classifier), attributes: both(attribute), enumerations: both(enumeration), literals: both(literal),
     collections: both(collection), processings: both(processing), activities: [processing.id], assets: [scheme.id, org.id], organizations: both(org),
-    persons: [person.id], groups: both(group), attributions: [attribution.id], derivations: [derivation.id], tenants: ['Default', tenant.id], users: [user.id, `fuzz-reader${s}`, readerUser.id],
+    persons: [person.id], groups: both(group), attributions: [attribution.id], derivations: [derivation.id], tenants: ['Default', tenant.id], users: [user.id, reader.loginId, readerUser.id],
     datasets: both(dataset), distributions: both(distribution), systems: both(system), deployments: [deployment.id], dataObjects: both(dataObject),
     umlClasses: both(umlClass), umlAttributes: both(umlAttribute), compositions: [composition.id], datatypes: both(datatype),
     referenceObjects: both(referenceObject), referenceValues: both(referenceValue), usages: [usage.id], posts: both(postOfOrg), holdsPosts: [holdsPost.id],
   };
-  const made = [
+  const objects = [
     scheme, classifier, attribute, enumeration, literal, collection, processing, org, person, group, attribution, derivation, tenant, user,
     dataset, distribution, system, deployment, dataObject, umlClass, umlAttribute, composition, datatype, referenceObject, referenceValue, usage, postOfOrg, holdsPost,
   ];
   // Where a new object of a type may stand, by `<type>.<parent reference>`: the parent of the fixture of that type (in a model of its kind).
-  const parents = Object.fromEntries(made.flatMap((o) => ['inScheme', 'inCollection', 'inSystem', 'literalOf'].filter((r) => typeof o[r] === 'string').map((r) => [`${o._type}.${r}`, o[r]])));
-  const ids: Record<string, string> = { ...Object.fromEntries(made.map((o) => [o._type, o.id])), Asset: scheme.id, Activity: processing.id, Resource: org.id, ...parents };
-  return { db, spare, profile, keys, ids, job: String((await job.json()).id), accessKey: key.id, editor, reader };
+  const parents = Object.fromEntries(objects.flatMap((o) => ['inScheme', 'inCollection', 'inSystem', 'literalOf'].filter((r) => typeof o[r] === 'string').map((r) => [`${o._type}.${r}`, o[r]])));
+  const ids: Record<string, string> = { ...Object.fromEntries(objects.map((o) => [o._type, o.id])), Asset: scheme.id, Activity: processing.id, Resource: org.id, ...parents };
+  return { db, spare, profile, keys, ids, job: made.job, accessKey: made.accessKey, editor, reader, people: made };
+}
+
+/** A second tenant with an editor (and its access key) in it, a reader in the default tenant, and a query job. */
+async function makePeople(t: TestService, db: string, post: (path: string, json: unknown, headers?: Record<string, string>) => Promise<Json>, s: string): Promise<People> {
+  const editor = { loginId: `fuzz-editor${s}`, password: secret('fuzz-editor-1') };
+  const reader = { loginId: `fuzz-reader${s}`, password: secret('fuzz-reader-1') };
+  const tenant = await post('tenants', { _type: 'Tenant', label: `Second${s}` });
+  const [user, readerUser, job] = await Promise.all([
+    createUser(t, db, { ...editor, accessLevel: 'EDITOR', tenant: `Second${s}` }) as Promise<Json>,
+    createUser(t, db, { ...reader, accessLevel: 'READ_ONLY' }) as Promise<Json>,
+    t.request(`/api/${db}/queries/download?format=JSON`, { method: 'POST', json: { sql: 'select label from scheme_view' } }),
+  ]);
+  const key = await post(`users/${user.id}/accessKeys`, { description: 'fuzz' }, { 'service-tenant': `Second${s}` });
+  return { tenant, user, readerUser, editor, reader, accessKey: key.id, job: String((await job.json()).id) };
 }
 
 /** The path with every parameter filled by a real value. */
