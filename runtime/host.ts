@@ -63,6 +63,8 @@ export type { SnapshotReaders } from './storage/pglite/readers.ts';
 
 // The metamodel as the runtime reads it.
 export { WRITABLE_SYSTEM_PROPERTIES, type Metamodel, type PropertyDef, type TypeDef } from './metamodel/model.ts';
+// Which lists each type has, for ObjectStore.linkFacts (1.5).
+export { listPlanOf, type ListPlan } from './metamodel/relations.ts';
 
 // Writes of many objects in one transaction (uploads), and jobs of every kind in one address space.
 export type { ObjectWriteRequest, ObjectWrites, PreparedWrite } from './rest/object-writes.ts';

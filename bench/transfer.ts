@@ -1,0 +1,189 @@
+/**
+ * Metadata upload and download end to end (issue 20's targets), against the
+ * service on a real port, on a model of `--objects` objects (bench/dataset.ts:
+ * one scheme `S` of collections, classifiers and attributes, plus the
+ * classifier `Big` with 10,000 attributes):
+ *
+ * - JSON download of the whole scheme: time to the last byte, against the
+ *   query interface's JSON export of the same objects (`asset_view` rows of
+ *   the scheme, run side by side). Targets: under 3 s, and not slower than
+ *   the export (ratio download/export ≤ 1).
+ * - XLSX download of the scheme: under 20 s.
+ * - JSON upload (MERGE into an empty scheme of another database) of that
+ *   download: objects per second from the PUT until the job has COMPLETED.
+ *   Target: at least 5,000 objects/s.
+ * - REST GETs while the upload runs: their p99 against the p99 at rest (a
+ *   few hundred GETs by technical key each). Target: within 2×.
+ * - The service's resident memory: its growth during each download and
+ *   during the upload (sampled every 50 ms). Target: under 300 MB.
+ *
+ *   npx tsx bench/transfer.ts [--backend postgres|pglite|both] [--objects 100000]
+ */
+import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+import { createService } from '../runtime/app.ts';
+import { loadConfig } from '../runtime/config.ts';
+import { PLUGINS } from '../plugins/index.ts';
+import { analyzeStaleTables } from '../runtime/storage/pglite/analyze.ts';
+import { createClient, ok } from '../client/index.ts';
+import { loadDataset } from './dataset.ts';
+import { pgAdmin, PG_ADMIN_URL } from './common.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    backend: { type: 'string', default: 'both' },
+    objects: { type: 'string', default: '100000' },
+  },
+});
+const OBJECTS = Number(args.objects);
+const ADMIN = { user: 'bench-admin', password: 'bench-admin-password-1' };
+const AUTH = `Basic ${Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64')}`;
+
+interface Figure { name: string; value: string; target: string; pass?: boolean }
+
+/** Peak growth of this process's resident memory while the task runs, in MB. */
+async function withMemory<T>(task: () => Promise<T>): Promise<{ result: T; growthMb: number }> {
+  const base = process.memoryUsage().rss;
+  let peak = base;
+  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 50);
+  try {
+    const result = await task();
+    peak = Math.max(peak, process.memoryUsage().rss);
+    return { result, growthMb: (peak - base) / 1e6 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Reads a whole answer, counting its bytes without keeping them; seconds to the last byte. */
+async function timedGet(url: string, init: RequestInit = {}): Promise<{ seconds: number; bytes: number; status: number }> {
+  const started = performance.now();
+  const r = await fetch(url, { ...init, headers: { authorization: AUTH, ...(init.headers as Record<string, string> ?? {}) } });
+  let bytes = 0;
+  for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.length;
+  return { seconds: (performance.now() - started) / 1000, bytes, status: r.status };
+}
+
+function p99(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)];
+}
+
+/** GETs by technical key one after another until `until` resolves (or `count` at rest); each one's milliseconds. */
+async function gets(base: string, paths: string[], until: Promise<unknown> | number): Promise<number[]> {
+  const times: number[] = [];
+  let done = false;
+  if (typeof until !== 'number') void until.finally(() => { done = true; });
+  for (let i = 0; typeof until === 'number' ? i < until : !done; i++) {
+    const started = performance.now();
+    const r = await fetch(`${base}${paths[i % paths.length]}`, { headers: { authorization: AUTH } });
+    await r.arrayBuffer();
+    if (r.status !== 200) throw new Error(`GET ${paths[i % paths.length]}: ${r.status}`);
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+async function runOne(backend: string): Promise<Figure[]> {
+  const pgName = backend === 'postgres' ? `bench_${randomBytes(4).toString('hex')}` : undefined;
+  const closers: (() => Promise<void>)[] = [];
+  if (pgName) await pgAdmin(`create database ${pgName}`);
+  try {
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = `/${pgName}`;
+    const env = {
+      PORT: '0', SERVICE_ADMIN_USER: ADMIN.user, SERVICE_ADMIN_PASSWORD: ADMIN.password, SERVICE_LOG_LEVEL: 'info',
+      ...(pgName ? { SERVICE_DATABASE_URL: url.toString() } : { SERVICE_DATA_DIR: 'memory://' }),
+    };
+    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
+    const service = await createService(loadConfig(env), { plugins: PLUGINS, log });
+    closers.push(() => service.close());
+    const base = `http://127.0.0.1:${await service.listen()}`;
+    const client = createClient({ baseUrl: base, authorization: { loginId: ADMIN.user, password: ADMIN.password } });
+    for (const name of ['bench', 'target']) await ok(client.POST('/api/admin/databases', { body: { name } }));
+    console.log(`${backend}, ${OBJECTS} objects: loading…`);
+    const data = await loadDataset(client, 'bench', OBJECTS);
+    if (service.storage.kind === 'postgres') await service.storage.knex.raw('analyze');
+    else await analyzeStaleTables(service.storage.knex);
+    console.log(`  loaded in ${data.loadSeconds.toFixed(1)} s`);
+
+    const figures: Figure[] = [];
+    // The query interface's JSON export of the same objects, then the JSON download, twice each, the better of each.
+    const exportSql = "select a.* from asset_view a join scheme_view s on s.id = a.model_id where s.label = 'S'";
+    const exported: number[] = [];
+    const downloaded: number[] = [];
+    let jsonGrowth = 0;
+    let jsonBytes = 0;
+    for (let i = 0; i < 2; i++) {
+      const e = await timedGet(`${base}/api/bench/queries/download?format=JSON`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: exportSql }) });
+      if (e.status !== 200) throw new Error(`export: ${e.status}`);
+      exported.push(e.seconds);
+      const d = await withMemory(() => timedGet(`${base}/api/bench/schemes/S/download?format=JSON`));
+      if (d.result.status !== 200) throw new Error(`download: ${d.result.status}`);
+      downloaded.push(d.result.seconds);
+      jsonGrowth = Math.max(jsonGrowth, d.growthMb);
+      jsonBytes = d.result.bytes;
+    }
+    const download = Math.min(...downloaded);
+    const exportSeconds = Math.min(...exported);
+    figures.push({ name: `JSON download (${(jsonBytes / 1e6).toFixed(0)} MB), s`, value: download.toFixed(2), target: '< 3', pass: download < 3 });
+    figures.push({ name: 'JSON download / query JSON export (same objects)', value: (download / exportSeconds).toFixed(2), target: '<= 1', pass: download <= exportSeconds });
+    figures.push({ name: 'memory growth during the JSON download, MB', value: jsonGrowth.toFixed(0), target: '< 300', pass: jsonGrowth < 300 });
+
+    const xlsx = await withMemory(() => timedGet(`${base}/api/bench/schemes/S/download?format=XLSX`));
+    if (xlsx.result.status !== 200) throw new Error(`xlsx: ${xlsx.result.status}`);
+    figures.push({ name: 'XLSX download, s', value: xlsx.result.seconds.toFixed(1), target: '< 20', pass: xlsx.result.seconds < 20 });
+    figures.push({ name: 'memory growth during the XLSX download, MB', value: xlsx.growthMb.toFixed(0), target: '< 300', pass: xlsx.growthMb < 300 });
+
+    // The upload: the JSON download into an empty scheme of the other database, GETs of the first database beside it.
+    const file = Buffer.from(await (await fetch(`${base}/api/bench/schemes/S/download?format=JSON`, { headers: { authorization: AUTH } })).arrayBuffer());
+    const paths = data.attributes.slice(0, 500).map((a) => `/rest/bench/attributes/${a.id}`);
+    const rest = await gets(base, paths, 300);
+    const upload = await withMemory(async () => {
+      const started = performance.now();
+      const form = new FormData();
+      form.append('file', new Blob([file]), 'S.json');
+      const r = await fetch(`${base}/api/target/schemes/S/upload?operation=MERGE`, { method: 'PUT', body: form, headers: { authorization: AUTH } });
+      if (r.status !== 202) throw new Error(`upload: ${r.status} ${await r.text()}`);
+      const { id } = await r.json() as { id: string };
+      const finished = (async () => {
+        for (;;) {
+          const s = await fetch(`${base}/api/target/jobs/${id}/statistics`, { headers: { authorization: AUTH } });
+          const body = await s.json() as { status: string; statistics?: { created?: number } };
+          if (s.status === 200) {
+            if (body.status !== 'COMPLETED') throw new Error(`upload job ${body.status}: ${JSON.stringify(body)}`);
+            return { seconds: (performance.now() - started) / 1000, created: body.statistics?.created ?? 0 };
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      })();
+      const during = await gets(base, paths, finished);
+      return { ...(await finished), during };
+    });
+    const rate = upload.result.created / upload.result.seconds;
+    figures.push({ name: `JSON upload, MERGE into an empty scheme (${upload.result.created} objects), objects/s`, value: rate.toFixed(0), target: '>= 5000', pass: rate >= 5000 });
+    figures.push({ name: 'memory growth during the upload, MB', value: upload.growthMb.toFixed(0), target: '< 300', pass: upload.growthMb < 300 });
+    const ratio = p99(upload.result.during) / p99(rest);
+    figures.push({ name: `REST GET p99 during the upload / at rest (${upload.result.during.length} vs ${rest.length} GETs; ${p99(upload.result.during).toFixed(1)} / ${p99(rest).toFixed(1)} ms)`, value: ratio.toFixed(2), target: '<= 2', pass: ratio <= 2 });
+    return figures;
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    if (pgName) await pgAdmin(`drop database if exists ${pgName} with (force)`);
+  }
+}
+
+async function main() {
+  const backends = args.backend === 'both' ? ['postgres', 'pglite'] : [args.backend!];
+  const results = new Map<string, Figure[]>();
+  for (const backend of backends) results.set(backend, await runOne(backend));
+  for (const [backend, figures] of results) {
+    console.log(`\n${backend}, ${OBJECTS} objects`);
+    for (const f of figures) console.log(`${f.name.padEnd(92)} ${f.value.padStart(8)}  target ${f.target.padEnd(7)} ${f.pass === undefined ? '' : f.pass ? 'yes' : 'NO'}`);
+  }
+}
+
+main().then(() => process.exit(0), (err) => {
+  console.error(err);
+  process.exit(1);
+});
