@@ -17514,7 +17514,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, unknown>[] | Record<string, unknown>;
+                    "application/json": Record<string, unknown>[] | {
+                        created: string[];
+                        deleted: string[];
+                        dryRun?: boolean;
+                        updated: {
+                            key: string;
+                            properties: string[];
+                        }[];
+                    };
                     "application/xml": string;
                     "text/csv": string;
                 };

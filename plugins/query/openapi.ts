@@ -206,7 +206,16 @@ export const openapi: OpenApiFragment = {
           200: {
             description: "The result in the format the job was started with; an upload's change report (JSON: created, updated with the properties changed, deleted, by business key).",
             content: Object.fromEntries(FORMATS.map((f) => [MEDIA_TYPES[f].split(';')[0], {
-              schema: f === 'JSON' ? { oneOf: [{ type: 'array', items: { type: 'object' } }, { type: 'object', required: ['created', 'updated', 'deleted'] }] } : { type: 'string' },
+              schema: f === 'JSON' ? { oneOf: [{ type: 'array', items: { type: 'object' } }, {
+                type: 'object', required: ['created', 'updated', 'deleted'],
+                description: "An upload's change report: what it created, updated (with the properties) and deleted, by business key; for a dry run, what it would have done.",
+                properties: {
+                  dryRun: { type: 'boolean' },
+                  created: { type: 'array', items: { type: 'string' } },
+                  updated: { type: 'array', items: { type: 'object', required: ['key', 'properties'], properties: { key: { type: 'string' }, properties: { type: 'array', items: { type: 'string' } } } } },
+                  deleted: { type: 'array', items: { type: 'string' } },
+                },
+              }] } : { type: 'string' },
             }])),
           },
           ...errors(401, 403, 404),
