@@ -89,7 +89,7 @@ export async function runUpload(host: PluginHost, spec: UploadSpec, reporter: Jo
     }
   } catch (err) {
     if (!(err instanceof FileProblem)) throw err;
-    return failed(figures, [{ level: 'ERROR', message: t('transferFileProblem', { place: placeText(err.position, t), problem: err.message }) }], t);
+    return failed(figures, [{ level: 'ERROR', message: placed('transferFileProblem', err.position, { problem: err.message }, t) }], t);
   }
   // The scheme an upload goes into is the one its address names.
   if (spec.target.kind === 'scheme' && records[0]?.key.length === 0) records[0].properties.label = spec.target.label;
@@ -130,10 +130,16 @@ function failed(figures: Figures, logs: JobLogEntry[], t: (key: string, params?:
   return { status: 'FAILED', messages: [{ level: 'ERROR', message: t('transferFailed', { failed: figures.failed }) }], logs, statistics: { ...figures } };
 }
 
-function placeText(position: TransferRecord['source'], t: (key: string, params?: Record<string, unknown>) => string): string {
-  if (!position) return t('transferNoPlace');
-  if (position.line !== undefined) return t('transferLine', { line: position.line, column: position.column ?? 1 });
-  return t('transferRow', { sheet: position.sheet ?? '', row: position.row ?? 0 });
+/**
+ * A message about a place in the file: `<key>Line` with its line and column (JSON, YAML, XML), `<key>Row` with its
+ * sheet and row (XLSX, CSV), or `<key>` where the file gives none; `problem` without its closing full stop (the
+ * message has its own).
+ */
+function placed(key: string, position: TransferRecord['source'], params: Record<string, unknown>, t: (key: string, params?: Record<string, unknown>) => string): string {
+  const all = { ...params, problem: String(params.problem ?? '').replace(/[.!]\s*$/, '') };
+  if (position?.line !== undefined) return t(`${key}Line`, { ...all, line: position.line, column: position.column ?? 1 });
+  if (position?.row !== undefined) return t(`${key}Row`, { ...all, sheet: position.sheet ?? '', row: position.row });
+  return t(key, all);
 }
 
 /** A record's business key for people: a derived (empty) label shows as its type. */
@@ -143,7 +149,7 @@ function keyText(record: TransferRecord): string {
 }
 
 function refusalText(record: TransferRecord, r: Refusal, t: (key: string, params?: Record<string, unknown>) => string): string {
-  return t('transferRefused', { key: keyText(record), place: placeText(record.source, t), property: r.path || '-', problem: r.message });
+  return placed('transferRefused', record.source, { key: keyText(record), property: r.path || '-', problem: r.message }, t);
 }
 
 /** Everything between the records and the writes, in the upload's transaction. */

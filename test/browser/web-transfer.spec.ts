@@ -106,7 +106,7 @@ describe('user interface: download and upload on a scheme\'s page', function () 
     await region.getByRole('button', { name: 'Upload', exact: true }).click();
     await region.getByText('The upload failed; nothing was written. Refused:').waitFor();
     expect(await region.locator('.transfer-problems li').allTextContents()).to.have.length(1);
-    expect(await region.locator('.transfer-problems li').first().textContent()).to.match(/^Rechnung \(line 5, column 5\): status: /);
+    expect(await region.locator('.transfer-problems li').first().textContent()).to.match(/^Refused: Rechnung \(line 5, column 5\), status: /);
     expect((await web.t.request(`/rest/${db}/schemes/Vertrieb/classifiers/Rechnung`)).status).to.equal(404);
   });
 

@@ -159,7 +159,7 @@ describe('command-line tool', function () {
     const r = await cli(['upload', file, '--scheme', 'Broken'], env);
     expect(r.code).to.equal(EXIT.failed);
     expect(r.err).to.match(/job [0-9a-f-]{36} FAILED/);
-    expect(r.err).to.match(/ERROR: A \(line 5, column 5\): status: /);
+    expect(r.err).to.match(/ERROR: Refused: A \(line 5, column 5\), status: /);
     expect(r.err).not.to.contain('[object Object]');
     expect((await t.request(`/rest/${db}/schemes/Broken`)).status).to.equal(404);
     const usage = await cli(['upload', file], env);

@@ -81,7 +81,7 @@ describe('transfer: upload', function () {
     expect((await t.request(`/rest/${db}/schemes/Finance/classifiers/New%20one`)).status).to.equal(404);
     const add = await uploaded(t, db, '/schemes/Finance/upload', JSON.stringify(file), 'Finance.json', 'operation=ADD', editor);
     expect(add.statistics.status).to.equal('FAILED');
-    expect(add.logs.some((l) => /"Org\/Ä" \(line \d+, column \d+\): -: The object exists already/.test(l.message)), JSON.stringify(add.logs)).to.equal(true);
+    expect(add.logs.some((l) => /^Refused: "Org\/Ä" \(line \d+, column \d+\), -: The object exists already \(operation ADD only creates\)\.$/.test(l.message)), JSON.stringify(add.logs)).to.equal(true);
     expect((await t.request(`/rest/${db}/schemes/Finance/classifiers/New%20one`)).status).to.equal(404);
   });
 
@@ -97,8 +97,8 @@ describe('transfer: upload', function () {
     expect(job.statistics.statistics.failed).to.equal(3);
     const errors = job.logs.filter((l) => l.level === 'ERROR').map((l) => l.message);
     const usageLine = text.split('\n').findIndex((l) => l.includes('"usages"')) + 2;
-    expect(errors, errors.join("\n")).to.include(`"Org/Ä"/Invoices/<Usage> (line ${usageLine}, column 13): usageOf: The business key /Data Domains/Nothing names no object (in the file, the model, or another model).`);
-    expect(errors.some((e) => /^Customer \(line \d+, column 5\): status: The value is not allowed/.test(e)), errors.join('\n')).to.equal(true);
+    expect(errors, errors.join("\n")).to.include(`Refused: "Org/Ä"/Invoices/<Usage> (line ${usageLine}, column 13), usageOf: The business key /Data Domains/Nothing names no object (in the file, the model, or another model).`);
+    expect(errors.some((e) => /^Refused: Customer \(line \d+, column 5\), status: The value is not allowed/.test(e)), errors.join('\n')).to.equal(true);
     expect(errors).to.have.length(3);
     expect(await schemeExists('Broken')).to.equal(false);
   });
@@ -106,10 +106,10 @@ describe('transfer: upload', function () {
   it('fails a malformed file with its line and column, and refuses bad requests before a job: format, media type, size', async () => {
     const job = await uploaded(t, db, '/schemes/Bad/upload', '{\n  "_type": "Scheme",\n  "label": x\n}', 'bad.json', '', editor);
     expect(job.statistics.status).to.equal('FAILED');
-    expect(job.logs.at(-1)!.message).to.match(/^line 3, column \d+: JSON: /);
+    expect(job.logs.at(-1)!.message).to.match(/^The file cannot be read: JSON: .* \(line 3, column \d+\)\.$/);
     const yaml = await uploaded(t, db, '/schemes/Bad/upload', '_type: Scheme\nlabel: [unclosed\n', 'bad.yaml', '', editor);
     expect(yaml.statistics.status).to.equal('FAILED');
-    expect(yaml.logs.at(-1)!.message).to.match(/^line \d+, column \d+: YAML: /);
+    expect(yaml.logs.at(-1)!.message).to.match(/^The file cannot be read: YAML: .* \(line \d+, column \d+\)\.$/s);
     const bomb = await uploaded(t, db, '/schemes/Bad/upload', '_type: Scheme\nlabel: &a Bad\ndescription: *a\n', 'bomb.yaml', '', editor);
     expect(bomb.logs.at(-1)!.message).to.match(/aliases/);
     const unknown = await uploadFile(t, db, '/schemes/Bad/upload', '{}', 'x.json', 'format=DOCX', editor);
