@@ -7,6 +7,8 @@ import { expect } from 'chai';
 import type { TestService } from '../helpers/service.ts';
 import { createUser, secret, type Credentials } from '../auth/fixtures.ts';
 import { resolve, type Json } from './values.ts';
+import { resolveMetamodel } from '../../runtime/metamodel/resolve.ts';
+import { readStandardMetamodel } from '../../runtime/metamodel/standard.ts';
 
 export interface Operation {
   method: string;
@@ -48,6 +50,8 @@ export interface Fixtures {
   profile: string;
   /** Keys (technical and business) of a real object by the list name that precedes `{key}`. */
   keys: Record<string, string[]>;
+  /** Keys of a scheme and a collection in a model of each kind (decisions §7.1), for the lists only some kinds hold. */
+  keysOfKind: Record<string, { schemes: string[]; collections: string[] }>;
   /** Technical keys of an object of each type, for references and `id`s. */
   ids: Record<string, string>;
   job: string;
@@ -97,11 +101,14 @@ export async function makeFixtures(t: TestService, db: string, spare: string, ro
   ]);
   const { tenant, user, readerUser, editor, reader } = made;
   const profile = `Fuzz${s || '0'}`;
-  const [classifier, enumeration, collection, catalogFolder, processing, system, dataObject, umlClass, datatype, referenceObject, person, group, postOfOrg, created] = await Promise.all([
+  const [classifier, enumeration, collection, catalogFolder, systemsFolder, dataModelFolder, referenceFolder, processing, system, dataObject, umlClass, datatype, referenceObject, person, group, postOfOrg, created] = await Promise.all([
     post(`schemes/${scheme.id}/classifiers`, { _type: 'Classifier', label: 'C' }),
     post(`schemes/${scheme.id}/enumerations`, { _type: 'Enumeration', label: 'E' }),
     post(`schemes/${scheme.id}/collections`, { _type: 'Collection', label: 'Col' }),
     post(`schemes/${catalog.id}/collections`, { _type: 'Collection', label: 'Col' }),
+    post(`schemes/${systemCatalog.id}/collections`, { _type: 'Collection', label: 'Col' }),
+    post(`schemes/${dataModel.id}/collections`, { _type: 'Collection', label: 'Col' }),
+    post(`schemes/${referenceModel.id}/collections`, { _type: 'Collection', label: 'Col' }),
     post(`schemes/${scheme.id}/processings`, { _type: 'Processing', label: 'Proc' }),
     post(`schemes/${systemCatalog.id}/systems`, { _type: 'System', label: 'Sys' }),
     post(`schemes/${dataModel.id}/dataObjects`, { _type: 'DataObject', label: 'DO' }),
@@ -148,7 +155,13 @@ export async function makeFixtures(t: TestService, db: string, spare: string, ro
   // Where a new object of a type may stand, by `<type>.<parent reference>`: the parent of the fixture of that type (in a model of its kind).
   const parents = Object.fromEntries(objects.flatMap((o) => ['inScheme', 'inCollection', 'inSystem', 'literalOf'].filter((r) => typeof o[r] === 'string').map((r) => [`${o._type}.${r}`, o[r]])));
   const ids: Record<string, string> = { ...Object.fromEntries(objects.map((o) => [o._type, o.id])), Asset: scheme.id, Activity: processing.id, Resource: org.id, ...parents };
-  return { db, spare, profile, keys, ids, job: made.job, accessKey: made.accessKey, editor, reader, people: made };
+  const keysOfKind = {
+    DataCatalog: { schemes: [catalog.id], collections: [catalogFolder.id] },
+    SystemCatalog: { schemes: [systemCatalog.id], collections: [systemsFolder.id] },
+    DataModel: { schemes: [dataModel.id], collections: [dataModelFolder.id] },
+    ReferenceDataModel: { schemes: [referenceModel.id], collections: [referenceFolder.id] },
+  };
+  return { db, spare, profile, keys, keysOfKind, ids, job: made.job, accessKey: made.accessKey, editor, reader, people: made };
 }
 
 /** A second tenant with an editor (and its access key) in it, a reader in the default tenant, and a query job. */
@@ -175,7 +188,20 @@ export function filled(template: string, f: Fixtures, choice: number): string {
     // A profile itself (described, deleted): the named one; its file: the tenant's own, a standard one, none.
     if (name === 'profile') return /\/profiles\/\{profile\}$/.test(template) ? f.profile : ['annotations', 'profile', 'standard-annotations', 'nope'][choice % 4];
     const list = template.slice(0, at).split('/').filter(Boolean).pop()!;
-    const keys = f.keys[list] ?? [f.ids.Scheme];
+    // A list below a scheme or collection that only some kinds of model hold (datasets, systems …): a parent in such a model.
+    const below = template.slice(at).split('/').filter(Boolean)[1];
+    const kind = (list === 'schemes' || list === 'collections') && below ? kindHolding(list === 'schemes' ? 'Scheme' : 'Collection', below) : undefined;
+    const keys = (kind ? f.keysOfKind[kind]?.[list as 'schemes' | 'collections'] : undefined) ?? f.keys[list] ?? [f.ids.Scheme];
     return keys[choice % keys.length];
   });
+}
+
+const STANDARD = resolveMetamodel(readStandardMetamodel());
+
+/** The kind of model that holds a list's items, where every item type of the list is limited to some kinds (the first of them). */
+function kindHolding(parentType: string, listName: string): string | undefined {
+  const l = STANDARD.types[parentType]?.lists.find((x) => x.name === listName);
+  const kinds = l?.itemTypes.filter((t) => !STANDARD.types[t]?.abstract).map((t) => STANDARD.types[t]?.modelTypes);
+  if (!kinds?.length || kinds.some((k) => !k?.length)) return undefined;
+  return kinds[0]![0];
 }
