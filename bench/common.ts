@@ -95,3 +95,56 @@ export async function compareSides(
     latencyMs: { service: [sum[0].p50, sum[0].p99], baseline: [sum[1].p50, sum[1].p99] },
   };
 }
+
+/** A service the benchmark hosts on one backend, with its system administrator's typed client. */
+export interface HostedService {
+  service: Awaited<ReturnType<typeof import('../runtime/app.ts').createService>>;
+  base: string;
+  client: import('../client/index.ts').ServiceClient;
+  /** Closes what the benchmark added (`closers`, newest first), the service, and drops the PostgreSQL database. */
+  close(): Promise<void>;
+  closers: (() => Promise<void>)[];
+}
+
+/**
+ * Starts the service with every shipped plugin on `postgres` (a database of its own on PG_ADMIN_URL) or
+ * `pglite` (in memory), request logs going nowhere, with `admin` as system administrator.
+ */
+export async function hostService(backend: string, admin: { user: string; password: string }): Promise<HostedService> {
+  const [{ randomBytes }, { default: pino }, { createService }, { loadConfig }, { PLUGINS }, { createClient }] = await Promise.all([
+    import('node:crypto'), import('pino'), import('../runtime/app.ts'), import('../runtime/config.ts'), import('../plugins/index.ts'), import('../client/index.ts'),
+  ]);
+  const pgName = backend === 'postgres' ? `bench_${randomBytes(4).toString('hex')}` : undefined;
+  if (pgName) await pgAdmin(`create database ${pgName}`);
+  const closers: (() => Promise<void>)[] = [];
+  const close = async () => {
+    for (const c of closers.reverse()) await c().catch(() => undefined);
+    if (pgName) await pgAdmin(`drop database if exists ${pgName} with (force)`);
+  };
+  try {
+    const url = new URL(PG_ADMIN_URL);
+    url.pathname = `/${pgName}`;
+    const env = {
+      PORT: '0', SERVICE_ADMIN_USER: admin.user, SERVICE_ADMIN_PASSWORD: admin.password, SERVICE_LOG_LEVEL: 'info',
+      ...(pgName ? { SERVICE_DATABASE_URL: url.toString() } : { SERVICE_DATA_DIR: 'memory://' }),
+    };
+    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
+    const service = await createService(loadConfig(env), { plugins: PLUGINS, log });
+    closers.push(() => service.close());
+    const base = `http://127.0.0.1:${await service.listen()}`;
+    const client = createClient({ baseUrl: base, authorization: { loginId: admin.user, password: admin.password } });
+    return { service, base, client, close, closers };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/**
+ * Planner statistics as a running installation has them a minute after a bulk load: PostgreSQL's autovacuum
+ * analyses the tables (the test server runs without it), the embedded database's own timer does there.
+ */
+export async function analyzeAfterLoad(service: HostedService['service']): Promise<void> {
+  if (service.storage.kind === 'postgres') await service.storage.knex.raw('analyze');
+  else await (await import('../runtime/storage/pglite/analyze.ts')).analyzeStaleTables(service.storage.knex);
+}

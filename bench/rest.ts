@@ -26,9 +26,8 @@ import { PLUGINS } from '../plugins/index.ts';
 import { benchAuthPlugin } from './bench-auth.ts';
 import { createClient, ok } from '../client/index.ts';
 import { loadDataset } from './dataset.ts';
-import { analyzeStaleTables } from '../runtime/storage/pglite/analyze.ts';
 import { loadSpreadDataset, type KeyPath, type Reachable } from './dataset-spread.ts';
-import { compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, runWithHeapFlags, type Side } from './common.ts';
+import { analyzeAfterLoad, compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, runWithHeapFlags, type Side } from './common.ts';
 
 runWithHeapFlags();
 
@@ -148,10 +147,7 @@ async function runOne(backend: string, objects: number): Promise<Run> {
     const data = await loadReads(client, objects);
     console.log(`  loaded in ${data.loadSeconds.toFixed(1)} s; list PUT of ${data.listPut.objects} in ${data.listPut.seconds.toFixed(2)} s`);
     if (data.counts) console.log(`  ${data.byId.length} objects: ${Object.entries(data.counts).map(([list, count]) => `${list} ${count}`).join(', ')}`);
-    // Statistics as a running installation has them a minute after a bulk load: PostgreSQL's autovacuum analyses the
-    // tables (the test server here runs without it), the embedded database's own timer (runtime/storage/pglite/analyze.ts) does there.
-    if (service.storage.kind === 'postgres') await service.storage.knex.raw('analyze');
-    else await analyzeStaleTables(service.storage.knex);
+    await analyzeAfterLoad(service);
 
     const baselineUrl = await listen(baselineApp(service.storage.knex, DB), closers);
     const reachable = sample(data.byId);

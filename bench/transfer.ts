@@ -20,15 +20,9 @@
  *   npx tsx bench/transfer.ts [--backend postgres|pglite|both] [--objects 100000]
  */
 import { parseArgs } from 'node:util';
-import { randomBytes } from 'node:crypto';
-import pino from 'pino';
-import { createService } from '../runtime/app.ts';
-import { loadConfig } from '../runtime/config.ts';
-import { PLUGINS } from '../plugins/index.ts';
-import { analyzeStaleTables } from '../runtime/storage/pglite/analyze.ts';
-import { createClient, ok } from '../client/index.ts';
+import { ok } from '../client/index.ts';
 import { loadDataset } from './dataset.ts';
-import { pgAdmin, PG_ADMIN_URL } from './common.ts';
+import { analyzeAfterLoad, hostService } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -86,26 +80,13 @@ async function gets(base: string, paths: string[], until: Promise<unknown> | num
 }
 
 async function runOne(backend: string): Promise<Figure[]> {
-  const pgName = backend === 'postgres' ? `bench_${randomBytes(4).toString('hex')}` : undefined;
-  const closers: (() => Promise<void>)[] = [];
-  if (pgName) await pgAdmin(`create database ${pgName}`);
+  const hosted = await hostService(backend, ADMIN);
+  const { service, base, client, closers } = hosted;
   try {
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${pgName}`;
-    const env = {
-      PORT: '0', SERVICE_ADMIN_USER: ADMIN.user, SERVICE_ADMIN_PASSWORD: ADMIN.password, SERVICE_LOG_LEVEL: 'info',
-      ...(pgName ? { SERVICE_DATABASE_URL: url.toString() } : { SERVICE_DATA_DIR: 'memory://' }),
-    };
-    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
-    const service = await createService(loadConfig(env), { plugins: PLUGINS, log });
-    closers.push(() => service.close());
-    const base = `http://127.0.0.1:${await service.listen()}`;
-    const client = createClient({ baseUrl: base, authorization: { loginId: ADMIN.user, password: ADMIN.password } });
     for (const name of ['bench', 'target']) await ok(client.POST('/api/admin/databases', { body: { name } }));
     console.log(`${backend}, ${OBJECTS} objects: loading…`);
     const data = await loadDataset(client, 'bench', OBJECTS);
-    if (service.storage.kind === 'postgres') await service.storage.knex.raw('analyze');
-    else await analyzeStaleTables(service.storage.knex);
+    await analyzeAfterLoad(service);
     console.log(`  loaded in ${data.loadSeconds.toFixed(1)} s`);
 
     const figures: Figure[] = [];
@@ -168,8 +149,7 @@ async function runOne(backend: string): Promise<Figure[]> {
     figures.push({ name: `REST GET p99 during the upload / at rest (${upload.result.during.length} vs ${rest.length} GETs; ${p99(upload.result.during).toFixed(1)} / ${p99(rest).toFixed(1)} ms)`, value: ratio.toFixed(2), target: '<= 2', pass: ratio <= 2 });
     return figures;
   } finally {
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    if (pgName) await pgAdmin(`drop database if exists ${pgName} with (force)`);
+    await hosted.close();
   }
 }
 

@@ -17,15 +17,11 @@
  *   npx tsx bench/web-console.ts [--backend postgres|pglite|both] [--samples 20]
  */
 import { parseArgs } from 'node:util';
-import { randomBytes, randomUUID } from 'node:crypto';
-import pino from 'pino';
+import { randomUUID } from 'node:crypto';
 import { chromium } from 'playwright-core';
-import { createService } from '../runtime/app.ts';
-import { loadConfig } from '../runtime/config.ts';
 import { schemaOf } from '../runtime/storage/migrations.ts';
-import { PLUGINS } from '../plugins/index.ts';
-import { createClient, ok } from '../client/index.ts';
-import { pgAdmin, PG_ADMIN_URL } from './common.ts';
+import { ok } from '../client/index.ts';
+import { analyzeAfterLoad, hostService } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -48,21 +44,9 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function runOne(backend: string): Promise<Figure[]> {
-  const pgName = backend === 'postgres' ? `bench_${randomBytes(4).toString('hex')}` : undefined;
-  const closers: (() => Promise<void>)[] = [];
-  if (pgName) await pgAdmin(`create database ${pgName}`);
+  const hosted = await hostService(backend, ADMIN);
+  const { service, base, client, closers } = hosted;
   try {
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${pgName}`;
-    const env = {
-      PORT: '0', SERVICE_ADMIN_USER: ADMIN.user, SERVICE_ADMIN_PASSWORD: ADMIN.password, SERVICE_LOG_LEVEL: 'info',
-      ...(pgName ? { SERVICE_DATABASE_URL: url.toString() } : { SERVICE_DATA_DIR: 'memory://' }),
-    };
-    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
-    const service = await createService(loadConfig(env), { plugins: PLUGINS, log });
-    closers.push(() => service.close());
-    const base = `http://127.0.0.1:${await service.listen()}`;
-    const client = createClient({ baseUrl: base, authorization: { loginId: ADMIN.user, password: ADMIN.password } });
     await ok(client.POST('/api/admin/databases', { body: { name: DB } }));
     await ok(client.PUT('/rest/{db}/schemes', {
       params: { path: { db: DB } },
@@ -135,8 +119,7 @@ async function runOne(backend: string): Promise<Figure[]> {
       { operation: `jobs page with ${JOBS} jobs, cold navigation`, target: 300, samples: jobsPage },
     ];
   } finally {
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    if (pgName) await pgAdmin(`drop database if exists ${pgName} with (force)`);
+    await hosted.close();
   }
 }
 

@@ -21,16 +21,10 @@
  *   npx tsx bench/web.ts [--backend postgres|pglite|both] [--objects 100000] [--samples 40]
  */
 import { parseArgs } from 'node:util';
-import { randomBytes } from 'node:crypto';
-import pino from 'pino';
 import { chromium, type Page } from 'playwright-core';
-import { createService } from '../runtime/app.ts';
-import { loadConfig } from '../runtime/config.ts';
-import { PLUGINS } from '../plugins/index.ts';
-import { createClient, ok } from '../client/index.ts';
+import { ok } from '../client/index.ts';
 import { loadDataset } from './dataset.ts';
-import { pgAdmin, PG_ADMIN_URL } from './common.ts';
-import { analyzeStaleTables } from '../runtime/storage/pglite/analyze.ts';
+import { analyzeAfterLoad, hostService } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -61,21 +55,9 @@ async function drawn(page: Page, heading: string) {
 }
 
 async function runOne(backend: string): Promise<Figure[]> {
-  const pgName = backend === 'postgres' ? `bench_${randomBytes(4).toString('hex')}` : undefined;
-  const closers: (() => Promise<void>)[] = [];
-  if (pgName) await pgAdmin(`create database ${pgName}`);
+  const hosted = await hostService(backend, ADMIN);
+  const { service, base, client, closers } = hosted;
   try {
-    const url = new URL(PG_ADMIN_URL);
-    url.pathname = `/${pgName}`;
-    const env = {
-      PORT: '0', SERVICE_ADMIN_USER: ADMIN.user, SERVICE_ADMIN_PASSWORD: ADMIN.password, SERVICE_LOG_LEVEL: 'info',
-      ...(pgName ? { SERVICE_DATABASE_URL: url.toString() } : { SERVICE_DATA_DIR: 'memory://' }),
-    };
-    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
-    const service = await createService(loadConfig(env), { plugins: PLUGINS, log });
-    closers.push(() => service.close());
-    const base = `http://127.0.0.1:${await service.listen()}`;
-    const client = createClient({ baseUrl: base, authorization: { loginId: ADMIN.user, password: ADMIN.password } });
     await ok(client.POST('/api/admin/databases', { body: { name: DB } }));
     console.log(`${backend}, ${OBJECTS} objects: loading…`);
     const data = await loadDataset(client, DB, OBJECTS);
@@ -85,10 +67,7 @@ async function runOne(backend: string): Promise<Figure[]> {
       body: Array.from({ length: 1000 }, (_, i) => ({ _type: 'BusinessAttribute' as const, label: `t${String(i).padStart(4, '0')}`, dataType: 'STRING' as const })),
     }));
     console.log(`  loaded in ${data.loadSeconds.toFixed(1)} s`);
-    // Statistics as a running installation has them a minute after a bulk load: PostgreSQL's autovacuum
-    // analyses the tables, the embedded database's own timer (runtime/storage/pglite/analyze.ts) does there.
-    if (service.storage.kind === 'postgres') await service.storage.knex.raw('analyze');
-    else await analyzeStaleTables(service.storage.knex);
+    await analyzeAfterLoad(service);
 
     const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
     closers.push(() => browser.close());
@@ -144,8 +123,7 @@ async function runOne(backend: string): Promise<Figure[]> {
       { operation: 'classifier with 1,000 attributes drawn', target: 500, samples: classifier },
     ];
   } finally {
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    if (pgName) await pgAdmin(`drop database if exists ${pgName} with (force)`);
+    await hosted.close();
   }
 }
 

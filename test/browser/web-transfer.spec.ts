@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { axe } from '../helpers/browser.ts';
-import { createDatabase } from '../helpers/service.ts';
+import { ADMIN, createDatabase } from '../helpers/service.ts';
 import { createUser, secret } from '../auth/fixtures.ts';
 import { closePages, open, pageOf, rest, signIn, startWeb, type Json, type Web } from './web.ts';
 
@@ -90,7 +90,7 @@ describe('user interface: download and upload on a scheme\'s page', function () 
     // A business data model offers no lists of what only other kinds of model hold.
     expect(await page.locator('#list-datatypes').count()).to.equal(0);
     expect(await page.locator('#list-systems').count()).to.equal(0);
-    expect((await rest(web, 'GET', `/rest/${db}/schemes/Vertrieb/classifiers/Auftrag`, 200)).createdBy).to.be.a('string');
+    expect((await rest(web, 'GET', `/rest/${db}/schemes/Vertrieb/classifiers/Auftrag`, 200)).createdBy).to.equal(ADMIN.loginId);
     // And the job is among the caller's jobs.
     const jobs = await rest(web, 'GET', `/api/${db}/jobs?mine=true`, 200);
     expect(jobs._embedded.jobs.filter((j: Json) => j.kind === 'upload').map((j: Json) => j.status)).to.deep.equal(['COMPLETED', 'COMPLETED']);
