@@ -118,6 +118,20 @@ describe('transfer: round trip', function () {
     expect(past.datasets[0].usages).to.deep.equal(tree.collections[0].datasets[0].usages);
   });
 
+  it('refuses a bad download request with a 400 or 404 in the specification\'s format, before it streams anything', async () => {
+    for (const [query, path] of [['format=PDF', 'format'], ['assetTypes=Nope', 'assetTypes'], ['assetTypes=', 'assetTypes'], ['version=soon', 'version']]) {
+      const d = await downloaded(t, db, '/schemes/Finance/download', query);
+      expect(d.status, `${query}: ${d.text}`).to.equal(400);
+      const body = JSON.parse(d.text);
+      expect(body.violations.map((v: { path: string }) => v.path), query).to.deep.equal([path]);
+    }
+    for (const path of ['/schemes/Nowhere/download', '/collections/00000000-0000-4000-8000-000000000000/download', '/tenants/Nowhere/download']) {
+      const d = await downloaded(t, db, path);
+      expect(d.status, `${path}: ${d.text}`).to.equal(404);
+      expect(JSON.parse(d.text)).to.include({ statusCode: 404 });
+    }
+  });
+
   it('narrows a download to assetTypes, keeping what holds them', async () => {
     const tree = JSON.parse((await downloaded(t, db, '/schemes/Finance/download', 'format=JSON&assetTypes=Dataset')).text);
     expect(Object.keys(tree).filter((k) => Array.isArray(tree[k]) && typeof tree[k][0] === 'object')).to.deep.equal(['collections']);
