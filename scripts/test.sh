@@ -23,7 +23,19 @@ npx tsc -p tsconfig.json --noEmit || status=1
 run_suite() {
   local label=$1; shift
   local log=".tmp/mocha-$label.log"
-  npx mocha "$@" >"$log" 2>&1
+  rm -f ".tmp/timing-$label.jsonl"
+  TIMING_OUT=".tmp/timing-$label.jsonl" npx mocha "${parallel[@]}" "$@" >"$log" 2>&1
+}
+
+# The spec files a suite spent the most time in (the root hooks write a line per file in parallel mode).
+show_timing() {
+  local file=".tmp/timing-$1.jsonl"
+  [ -f "$file" ] || return 0
+  echo "== slowest spec files on $1 (seconds)"
+  node -e 'const t = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    t.sort((a, b) => b.ms - a.ms);
+    for (const { file, ms } of t.slice(0, 15)) console.log(`  ${(ms / 1000).toFixed(1).padStart(7)}  ${file}`);
+    console.log(`  ${(t.reduce((a, b) => a + b.ms, 0) / 1000).toFixed(1).padStart(7)}  all ${t.length} files`);' "$file"
 }
 
 count_suite() {
@@ -37,12 +49,20 @@ count_suite() {
   [ "$rc" -eq 0 ] || status=1
 }
 
+# Each suite runs its spec files in TEST_JOBS worker processes at once (mocha's parallel mode; default 2):
+# most of a suite's time is spent waiting on services, databases, browsers and timers. TEST_JOBS=1 runs
+# the files one after the other in one process.
+parallel=()
+[ "${TEST_JOBS:-2}" = 1 ] || parallel=(--parallel --jobs "${TEST_JOBS:-2}")
+
 # Without arguments, every spec; with them, what they name (mocha would add its config's specs to named ones).
 [ $# -gt 0 ] || set -- 'test/**/*.spec.ts'
 if [ -z "${TEST_DATABASE_URL:-}" ]; then
   echo "== test suite on pglite"
-  TEST_DATABASE_URL= SERVICE_TEST_DATABASE_URL= npx mocha "$@" 2>&1 | tee .tmp/mocha-pglite.log
+  rm -f .tmp/timing-pglite.jsonl
+  TIMING_OUT=.tmp/timing-pglite.jsonl TEST_DATABASE_URL= SERVICE_TEST_DATABASE_URL= npx mocha "$@" 2>&1 | tee .tmp/mocha-pglite.log
   count_suite pglite "${PIPESTATUS[0]}"
+  show_timing pglite
   echo "== TEST_DATABASE_URL is not set: the PostgreSQL run is skipped"
 elif [ "${TEST_SERIAL:-}" = 1 ]; then
   for label in pglite postgresql; do
@@ -50,6 +70,7 @@ elif [ "${TEST_SERIAL:-}" = 1 ]; then
     if [ "$label" = pglite ]; then TEST_DATABASE_URL= SERVICE_TEST_DATABASE_URL= run_suite pglite "$@"; else run_suite postgresql "$@"; fi
     rc=$?
     cat ".tmp/mocha-$label.log"
+    show_timing "$label"
     count_suite "$label" "$rc"
   done
 else
@@ -67,6 +88,7 @@ else
   for label in pglite postgresql; do
     echo "== test suite on $label"
     cat ".tmp/mocha-$label.log"
+    show_timing "$label"
   done
   count_suite pglite "$lite_rc"
   count_suite postgresql "$pg_rc"

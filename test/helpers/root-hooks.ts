@@ -5,16 +5,32 @@
  * service (test/helpers/secrets.ts). The browser tests' pages are checked
  * after each test and their browser closed after the run
  * (test/helpers/browser.ts).
+ *
+ * In mocha's parallel mode (scripts/test.sh) these hooks run around each spec
+ * file in a worker that goes on to other files: the database is dropped and
+ * forgotten after each, and with TIMING_OUT set the file's time is appended
+ * there as a JSON line, so that the test command can show where a suite
+ * spends its time.
  */
+import { appendFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import pg from 'pg';
 import { logLines } from './service.ts';
 import { registeredSecretCount, secretsIn } from './secrets.ts';
 import { afterBrowserTest, closeBrowser } from './browser.ts';
 
 let created: { admin: string; name: string } | undefined;
+let startedAt = 0;
+
+/** The one spec file a root suite runs (parallel mode), or undefined when it runs several. */
+function soleFile(root: Mocha.Suite | undefined): string | undefined {
+  const files = new Set((root?.suites ?? []).map((s) => s.file).filter((f): f is string => !!f));
+  return files.size === 1 ? [...files][0] : undefined;
+}
 
 export const mochaHooks = {
   async beforeAll() {
+    startedAt = Date.now();
     const admin = process.env.TEST_DATABASE_URL;
     if (!admin || process.env.SERVICE_TEST_DATABASE_URL) return;
     const name = `mms_test_${process.pid}_${Date.now()}`;
@@ -30,14 +46,20 @@ export const mochaHooks = {
   async afterEach(this: Mocha.Context) {
     await afterBrowserTest(this.currentTest);
   },
-  async afterAll() {
+  async afterAll(this: Mocha.Context) {
     await closeBrowser();
+    const file = soleFile(this.test?.parent);
+    if (process.env.TIMING_OUT && file) {
+      appendFileSync(process.env.TIMING_OUT, `${JSON.stringify({ file: relative(process.cwd(), file), ms: Date.now() - startedAt })}\n`);
+    }
     try {
       if (created) {
         const client = new pg.Client({ connectionString: created.admin });
         await client.connect();
         await client.query(`drop database if exists ${created.name} with (force)`);
         await client.end();
+        delete process.env.SERVICE_TEST_DATABASE_URL;
+        created = undefined;
       }
     } finally {
       const leaked = secretsIn(logLines);
