@@ -319,9 +319,9 @@ describe('user interface: the query console', function () {
     const insert = (id: string, status: string, minutesAgo: number, statement: string) => web.t.service.storage.knex.raw(
       `insert into ${jobs} (id, tenant, all_tenants, login_id, format, language, status, instance, heartbeat_at, heartbeat_ms,
          created_at, started_at, finished_at, expires_at, row_count, byte_count, statement)
-       values (?, ?, false, ?, 'CSV', 'en', ?, 'elsewhere', now(), 3600000, now() - make_interval(mins => ?), now() - make_interval(mins => ?),
-         case when ? = 'RUNNING' then null else now() - make_interval(mins => ?) end, now() + interval '1 day', 5, 50, ?)`,
-      [id, tenant, owner.loginId, status, minutesAgo, minutesAgo, status, minutesAgo, statement],
+       values (?, ?, false, ?, 'CSV', 'en', ?, 'elsewhere', now(), 3600000, now() - make_interval(secs => ?::float8), now() - make_interval(secs => ?::float8),
+         case when ? = 'RUNNING' then null else now() - make_interval(secs => ?::float8) end, now() + interval '1 day', 5, 50, ?)`,
+      [id, tenant, owner.loginId, status, minutesAgo * 60, minutesAgo * 60, status, minutesAgo * 60, statement],
     );
     const running = randomUUID();
     for (let i = 0; i < 45; i++) await insert(randomUUID(), 'COMPLETED', i + 1, `select ${i} as done`);
