@@ -99,6 +99,12 @@ export function JobsPanel({ db, tick = 0, headingLevel = 2 }: { db: string; tick
   const app = useApp();
   const [loaded, setLoadedState] = useState<Loaded | undefined>();
   const current = useRef<Loaded>({ jobs: [] });
+  // Another database's jobs are no pages of this one's list.
+  const listedDb = useRef(db);
+  if (listedDb.current !== db) {
+    listedDb.current = db;
+    current.current = { jobs: [] };
+  }
   const setLoaded = (next: Loaded) => { current.current = next; setLoadedState(next); };
   const [poll, setPoll] = useState(0);
   const [loadingMore, setLoadingMore] = useState(false);
