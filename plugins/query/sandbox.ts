@@ -232,7 +232,7 @@ async function check(sql: string, names: QueryNames): Promise<CheckedStatement> 
     throw new StatementRefused('statementSyntax', { error: message }, typeof cursor === 'number' && cursor >= 0 ? { position: cursor + 1 } : {});
   }
   const stmts = parsed.stmts ?? [];
-  // The second statement is where a second one starts (libpg-query skips the white space and comments before it).
+  // Placed where the second statement starts (libpg-query's location skips the white space and comments before it).
   if (stmts.length !== 1) throw new StatementRefused('statementNotOne', { count: stmts.length }, { location: stmts[1]?.stmt_location });
   const [{ stmt, stmt_location: start = 0, stmt_len: len }] = stmts;
   if (treeDepth(stmt) > MAX_TREE_DEPTH) throw new StatementRefused('statementTooDeep', { limit: MAX_TREE_DEPTH });
