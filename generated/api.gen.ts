@@ -14917,9 +14917,12 @@ export interface components {
              */
             origin: "standard" | "tenant" | "named";
         };
-        /** @description A statement that the sandbox or the database refused, or a job without a result: just the message. */
+        /** @description A statement that the sandbox or the database refused, or a job without a result: the message, and for a statement the position of the error where the parser or the database gives one. */
         QueryFailure: {
+            /** @description The sandbox's or the database's text, as it words it. */
             message: string;
+            /** @description Where in the statement of the request the error lies: a 1-based offset in characters (Unicode code points, as PostgreSQL counts them) into the `sql` sent. Present when the sandbox's parser or check, or the database, places the error within that text (a syntax error, an unknown column, a refused function or view); absent otherwise. A statement that ends too early has its position one past its last character. */
+            position?: number;
         };
         QueryJobEntry: {
             level: string;
@@ -18002,7 +18005,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description A bad parameter or body (error format), or a statement the sandbox or the database refused (just `message`). */
+            /** @description A bad parameter or body (error format), or a statement the sandbox or the database refused (`message`, and `position` where one is known). */
             400: {
                 headers: {
                     [name: string]: unknown;

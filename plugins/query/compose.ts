@@ -153,6 +153,17 @@ function templateOf(sql: string): Promise<{ template: unknown; path: Path }> {
 }
 
 /**
+ * Characters (as PostgreSQL counts them: code points) before the caller's
+ * statement in `compose(…)`: a database error's position minus these is a
+ * position in the checked text. The templates put the same text before the
+ * statement whatever it is.
+ */
+export function statementOffset(compose: (inner: string) => string): number {
+  const sql = compose(PLACEHOLDER);
+  return Array.from(sql.slice(0, sql.indexOf(PLACEHOLDER))).length;
+}
+
+/**
  * Builds `compose(inner)` around the checked statement and proves its shape:
  * the same composition around a placeholder gives the template tree; the real
  * one must equal it with the caller's tree where the placeholder was.

@@ -502,3 +502,8 @@ export function describeFailure(err: unknown, language: Language, timeoutMs: num
   }
   return undefined;
 }
+
+/** Where in the caller's statement a failure lies (1-based, in characters), when the sandbox's parser or the database says. */
+export function failurePosition(err: unknown): number | undefined {
+  return err instanceof StatementRefused || err instanceof QueryFailure ? err.position : undefined;
+}

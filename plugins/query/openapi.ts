@@ -30,8 +30,17 @@ export const openapi: OpenApiFragment = {
       QueryFailure: {
         type: 'object',
         required: ['message'],
-        description: 'A statement that the sandbox or the database refused, or a job without a result: just the message.',
-        properties: { message: { type: 'string' } },
+        description: 'A statement that the sandbox or the database refused, or a job without a result: the message, and for a statement the position of the error where the parser or the database gives one.',
+        properties: {
+          message: { type: 'string', description: 'The sandbox\'s or the database\'s text, as it words it.' },
+          position: {
+            type: 'integer',
+            minimum: 1,
+            description: 'Where in the statement of the request the error lies: a 1-based offset in characters (Unicode code points, as PostgreSQL counts them) into the `sql` sent. '
+              + 'Present when the sandbox\'s parser or check, or the database, places the error within that text (a syntax error, an unknown column, a refused function or view); '
+              + 'absent otherwise. A statement that ends too early has its position one past its last character.',
+          },
+        },
       },
       QueryViews: {
         type: 'object',
@@ -116,7 +125,7 @@ export const openapi: OpenApiFragment = {
             content: Object.fromEntries(FORMATS.map((f) => [MEDIA_TYPES[f].split(';')[0], { schema: f === 'JSON' ? { type: 'array', items: { type: 'object' } } : { type: 'string' } }])),
           },
           400: {
-            description: 'A bad parameter or body (error format), or a statement the sandbox or the database refused (just `message`).',
+            description: 'A bad parameter or body (error format), or a statement the sandbox or the database refused (`message`, and `position` where one is known).',
             content: { 'application/json': { schema: { anyOf: [ref('schemas', 'Error'), ref('schemas', 'QueryFailure')] } } },
           },
           ...errors(401, 403, 404, 413, 415, 429, 503),

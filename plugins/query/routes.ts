@@ -12,7 +12,8 @@
  *
  * Only administrators of the login tenant and system administrators may use
  * them (403 for everyone else). A statement that fails — refused by the
- * sandbox or by the database — answers 400 with just `{message}`; a bad
+ * sandbox or by the database — answers 400 with `{message}`, and `position`
+ * where the parser or the database places the error; a bad
  * parameter answers in the service's usual error format.
  */
 import { createError, epochMillis, languageOf, languageParameter, schemaOf, storedPropertyName, translate, type DatabaseInfo, type Language, type PluginHost, type Principal } from '../../runtime/host.ts';
@@ -21,7 +22,7 @@ import type { Knex } from 'knex';
 import { checkStatement } from './sandbox.ts';
 import type { QueryEngine, QuerySpec } from './runner.ts';
 import { FORMATS, resultHeaders, type Format } from './formats.ts';
-import { describeFailure, type JobManager } from './jobs.ts';
+import { describeFailure, failurePosition, type JobManager } from './jobs.ts';
 import type { QueryFigures } from './metrics.ts';
 import type { TenantSlots } from './tenant-slots.ts';
 
@@ -134,10 +135,14 @@ export function underCeiling(timeoutMs: number, ceilingMs: number): number {
   return timeoutMs === 0 ? ceilingMs : Math.min(timeoutMs, ceilingMs);
 }
 
-/** A failed statement: 400 with just the message, as the specification shows. */
-function statementFailed(ctx: Context, message: string) {
+/**
+ * A failed statement: 400 with the message, as the specification shows,
+ * and where the parser or the database gives one, the position in the
+ * caller's statement (1-based, in characters).
+ */
+function statementFailed(ctx: Context, message: string, position: number | undefined) {
   ctx.status = 400;
-  ctx.body = { message };
+  ctx.body = position === undefined ? { message } : { message, position };
 }
 
 export function registerRoutes(deps: RouteDeps) {
@@ -189,7 +194,7 @@ export function registerRoutes(deps: RouteDeps) {
         if (left.signal.aborted) return;
         const message = describeFailure(err, spec.language, spec.timeoutMs);
         if (message === undefined) throw err;
-        statementFailed(ctx, message);
+        statementFailed(ctx, message, failurePosition(err));
       }
     } finally {
       release?.();

@@ -41,8 +41,8 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { schemaOf, type InteractiveGate, type Language, type SnapshotReaders, type Storage } from '../../runtime/host.ts';
-import { CompositionRefused, composeChecked, describeSql, resultSql, type Column } from './compose.ts';
-import type { CheckedStatement } from './sandbox.ts';
+import { CompositionRefused, composeChecked, describeSql, resultSql, statementOffset, type Column } from './compose.ts';
+import { callerPosition, type CheckedStatement } from './sandbox.ts';
 import { RowWriter, type Format } from './formats.ts';
 import { QueryConnections, type Connection } from './connections.ts';
 import { ResultStream } from './result-stream.ts';
@@ -60,9 +60,13 @@ export interface QuerySpec {
   timeoutMs: number;
 }
 
-/** The statement failed in the database; `message` is the database's text. */
+/**
+ * The statement failed in the database; `message` is the database's text,
+ * `position` where in the caller's statement the database placed the error
+ * (1-based, in characters), when it did so within the caller's text.
+ */
 export class QueryFailure extends Error {
-  constructor(message: string, readonly timedOut = false, readonly code?: string) {
+  constructor(message: string, readonly timedOut = false, readonly code?: string, readonly position?: number) {
     super(message);
   }
 }
@@ -162,7 +166,7 @@ export class QueryEngine {
     try {
       if (options.signal?.aborted) throw new QueryFailure('the statement was abandoned before it started');
       await this.begin(conn, spec);
-      const columns = await timer.guard(() => this.describe(conn, spec.statement));
+      const columns = await timer.guard(() => located(spec.statement, describeSql, () => this.describe(conn, spec.statement)));
       // `via` is for tests on PostgreSQL: both ways must give the same bytes.
       if (via === 'cursor' || !conn.copyOut) return await this.spooled(conn, spec, columns, timer, finish, options.onRows);
       return await this.streamed(conn, spec, columns, timer, finish);
@@ -203,7 +207,8 @@ export class QueryEngine {
 
   /** PostgreSQL: COPY streams the formatted rows; the first part is read before answering. */
   private async streamed(conn: Connection, spec: QuerySpec, columns: Column[], timer: StatementTimer, finish: (ok: boolean) => Promise<void>): Promise<QueryResult> {
-    const sql = await composeChecked(spec.statement, (inner) => resultSql(spec.format, columns, 'copy', inner));
+    const compose = (inner: string) => resultSql(spec.format, columns, 'copy', inner);
+    const sql = await composeChecked(spec.statement, compose);
     const copy = conn.copyOut!(sql, spec.format);
     const writer = new RowWriter(spec.format, columns);
     const gate = this.options.interactive;
@@ -220,7 +225,7 @@ export class QueryEngine {
         if (spec.format !== 'CSV') yield Buffer.from(writer.end(copy.rows));
         ok = true;
       } catch (err) {
-        throw toFailure(err, timer, spec.timeoutMs);
+        throw toFailure(err, timer, spec.timeoutMs, positionOf(err, spec.statement, compose));
       } finally {
         await finish(ok);
       }
@@ -231,7 +236,8 @@ export class QueryEngine {
   /** Embedded: rows fetched from a cursor into a temporary file; the file is the result. */
   private async spooled(conn: Connection, spec: QuerySpec, columns: Column[], timer: StatementTimer, finish: (ok: boolean) => Promise<void>,
     onRows?: (rows: number) => void): Promise<QueryResult> {
-    const sql = await composeChecked(spec.statement, (inner) => resultSql(spec.format, columns, 'cursor', inner));
+    const compose = (inner: string) => resultSql(spec.format, columns, 'cursor', inner);
+    const sql = await composeChecked(spec.statement, compose);
     // Unlinked as soon as it is open: the handle is the only way to the rows, and nothing is left behind once it is
     // closed, whether the result was read, abandoned, or the process was killed.
     const file = join(tmpdir(), `query-${randomUUID()}`);
@@ -241,7 +247,7 @@ export class QueryEngine {
     try {
       const writer = new RowWriter(spec.format, columns);
       await spool.write(writer.start());
-      await timer.guard(() => conn.query(sql));
+      await timer.guard(() => located(spec.statement, compose, () => conn.query(sql)));
       for (;;) {
         // Arrays, not objects: two columns may share a name.
         const batch = await timer.guard(() => conn.query(`fetch forward ${FETCH_ROWS} from query_result`, [], 'array'));
@@ -353,7 +359,32 @@ class StatementTimer {
   }
 }
 
-function toFailure(err: unknown, timer: StatementTimer, timeoutMs: number): unknown {
+/**
+ * Where in the caller's statement a database error of `compose(statement)`
+ * lies: PostgreSQL's `position` (1-based, characters of the statement it
+ * ran) less the template's text before the caller's; none when the error
+ * has no position or it lies in the template's own text.
+ */
+function positionOf(err: unknown, statement: CheckedStatement, compose: (inner: string) => string): number | undefined {
+  const position = Number((err as { position?: unknown } | null)?.position);
+  if (!Number.isInteger(position) || position < 1) return undefined;
+  return callerPosition(statement, position - 1 - statementOffset(compose));
+}
+
+/** Runs a step of a composed statement; a database error keeps its position, translated into the caller's statement. */
+async function located<T>(statement: CheckedStatement, compose: (inner: string) => string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    const position = positionOf(err, statement, compose);
+    const e = err as { code?: unknown; message?: string };
+    // A statement's error (SQLSTATE) with a place in the caller's text; anything else as it came (toFailure decides).
+    if (position === undefined || err instanceof QueryFailure || typeof e?.code !== 'string' || !/^[0-9A-Z]{5}$/.test(e.code)) throw err;
+    throw new QueryFailure(e.message ?? String(err), false, e.code, position);
+  }
+}
+
+function toFailure(err: unknown, timer: StatementTimer, timeoutMs: number, position?: number): unknown {
   if (err instanceof QueryFailure) return err;
   if (err instanceof CompositionRefused) return new QueryFailure(`the statement cannot be run: ${err.message}`);
   const e = err as { code?: string; message?: string };
@@ -361,6 +392,6 @@ function toFailure(err: unknown, timer: StatementTimer, timeoutMs: number): unkn
   if (timeoutMs > 0 && timer.expired) return new QueryFailure('canceling statement due to statement timeout', true, TIMEOUT_CODE);
   if (timeoutMs > 0 && e?.code === TIMEOUT_CODE) return new QueryFailure(e.message ?? 'canceling statement due to statement timeout', true, TIMEOUT_CODE);
   // SQLSTATE codes are five characters; a network error (ECONNRESET …) is the service's problem, not the statement's.
-  if (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return new QueryFailure(e.message ?? String(err), false, e.code);
+  if (typeof e?.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) return new QueryFailure(e.message ?? String(err), false, e.code, position);
   return err;
 }

@@ -37,10 +37,20 @@ export type RefusalKey =
   | 'statementNotSelect' | 'statementInto' | 'statementLocking' | 'statementRelation' | 'statementQualified'
   | 'statementFunction' | 'statementType' | 'statementConstruct' | 'statementParameter';
 
-/** The statement was refused: `key` names the message, `detail` what was refused. */
+/**
+ * The statement was refused: `key` names the message, `detail` what was
+ * refused, `position` where in the caller's statement (1-based, in
+ * characters, as PostgreSQL counts them) when the parser or the refused
+ * node tells. `location` is the parse tree's byte offset it comes from.
+ */
 export class StatementRefused extends Error {
-  constructor(readonly key: RefusalKey, readonly detail: Record<string, unknown> = {}) {
+  position?: number;
+  location?: number;
+
+  constructor(readonly key: RefusalKey, readonly detail: Record<string, unknown> = {}, at: { position?: number; location?: number } = {}) {
     super(`${key} ${JSON.stringify(detail)}`);
+    this.position = at.position;
+    this.location = at.location;
   }
 }
 
@@ -62,6 +72,49 @@ export interface CheckedStatement {
   text: string;
   /** Its parse tree without positions, to compare with the tree of a statement it is embedded in. */
   tree: unknown;
+  /** Where `text` stands in the caller's statement, to give the database's error positions in the caller's terms (callerPosition). */
+  origin?: TextOrigin;
+}
+
+/**
+ * How the checked text came out of the caller's statement: its bytes from
+ * `start` on, with the schema names that `requalified` replaced. Offsets
+ * are bytes of the text with the replacements made (which begin after
+ * `start`, so `start` is the same in both).
+ */
+export interface TextOrigin {
+  source: string;
+  start: number;
+  /** Replaced names: where (bytes of the rewritten statement), how long now, how long in the caller's statement. */
+  edits: { at: number; length: number; original: number }[];
+}
+
+/** The 1-based character position (PostgreSQL's way of counting) of a byte offset of a text. */
+export function characterPosition(text: string, byteOffset: number): number {
+  return Array.from(Buffer.from(text, 'utf8').subarray(0, byteOffset).toString('utf8')).length + 1;
+}
+
+/**
+ * A position in the checked text (0-based, in characters) as a position in
+ * the caller's statement (1-based, in characters); a position within a
+ * replaced schema name is that name's start. Undefined outside the text
+ * (in the part of a composed statement that the service wrote).
+ */
+export function callerPosition(statement: CheckedStatement, offset: number): number | undefined {
+  const { origin } = statement;
+  const chars = Array.from(statement.text);
+  if (!origin || !Number.isInteger(offset) || offset < 0 || offset >= chars.length) return undefined;
+  let byte = origin.start + Buffer.byteLength(chars.slice(0, offset).join(''), 'utf8');
+  let shift = 0;
+  for (const edit of origin.edits) {
+    if (byte < edit.at) break;
+    if (byte < edit.at + edit.length) {
+      byte = edit.at;
+      break;
+    }
+    shift += edit.original - edit.length;
+  }
+  return characterPosition(origin.source, byte + shift);
 }
 
 type Json = Record<string, unknown>;
@@ -146,8 +199,23 @@ function statementKind(node: string): string {
   return node.replace(/Stmt$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase();
 }
 
-/** Parses the statement and checks it; throws StatementRefused. `names`: what a statement may read. */
+/**
+ * Parses the statement and checks it; throws StatementRefused, with the
+ * position in `sql` where the parser or the refused node gives one.
+ * `names`: what a statement may read.
+ */
 export async function checkStatement(sql: string, names: QueryNames): Promise<CheckedStatement> {
+  try {
+    return await check(sql, names);
+  } catch (err) {
+    if (err instanceof StatementRefused && err.position === undefined && err.location !== undefined && err.location >= 0) {
+      err.position = characterPosition(sql, err.location);
+    }
+    throw err;
+  }
+}
+
+async function check(sql: string, names: QueryNames): Promise<CheckedStatement> {
   if (!sql.trim()) throw new StatementRefused('statementEmpty');
   const bytes = Buffer.byteLength(sql, 'utf8');
   if (bytes > MAX_STATEMENT_BYTES) throw new StatementRefused('statementTooLong', { limit: MAX_STATEMENT_BYTES });
@@ -159,18 +227,21 @@ export async function checkStatement(sql: string, names: QueryNames): Promise<Ch
   } catch (err) {
     const message = String((err as Error)?.message ?? err);
     if (err instanceof RangeError || /stack|memory exhausted/i.test(message)) throw new StatementRefused('statementTooDeep', { limit: MAX_TREE_DEPTH });
-    throw new StatementRefused('statementSyntax', { error: message });
+    // libpg-query's cursor is 0-based, in characters.
+    const cursor = (err as { sqlDetails?: { cursorPosition?: unknown } })?.sqlDetails?.cursorPosition;
+    throw new StatementRefused('statementSyntax', { error: message }, typeof cursor === 'number' && cursor >= 0 ? { position: cursor + 1 } : {});
   }
   const stmts = parsed.stmts ?? [];
-  if (stmts.length !== 1) throw new StatementRefused('statementNotOne', { count: stmts.length });
+  // Placed where the second statement starts (libpg-query's location skips the white space and comments before it).
+  if (stmts.length !== 1) throw new StatementRefused('statementNotOne', { count: stmts.length }, { location: stmts[1]?.stmt_location });
   const [{ stmt, stmt_location: start = 0, stmt_len: len }] = stmts;
   if (treeDepth(stmt) > MAX_TREE_DEPTH) throw new StatementRefused('statementTooDeep', { limit: MAX_TREE_DEPTH });
   const kind = Object.keys(stmt)[0];
-  if (kind !== 'SelectStmt') throw new StatementRefused('statementNotSelect', { kind: statementKind(kind) });
+  if (kind !== 'SelectStmt') throw new StatementRefused('statementNotSelect', { kind: statementKind(kind) }, { location: start });
   const checker = new Checker(names);
   checker.select(stmt.SelectStmt as Json, new Set());
   if (checker.qualified.length) return requalified(sql, stmt, names, checker.qualified);
-  return { text: statementText(sql, start, len), tree: withoutLocations(stmt) };
+  return { text: statementText(sql, start, len), tree: withoutLocations(stmt), origin: { source: sql, start, edits: [] } };
 }
 
 /** Locations are byte offsets: the statement's own bytes (no trailing `;` or comment after it). */
@@ -218,6 +289,13 @@ async function requalified(sql: string, stmt: Json, names: QueryNames, found: Qu
   if (spans.some(([from, to]) => !(from >= 0) || to < 0)) throw refuse();
   const replacement = Buffer.from(quoted(names.target), 'utf8');
   for (const [from, to] of spans) raw = Buffer.concat([raw.subarray(0, from), replacement, raw.subarray(to)]);
+  // Where each replacement stands in the rewritten statement: every one before it changed the length by its own difference.
+  let delta = 0;
+  const edits = [...spans].reverse().map(([from, to]) => {
+    const edit = { at: from + delta, length: replacement.length, original: to - from };
+    delta += replacement.length - (to - from);
+    return edit;
+  });
   for (const q of found) q.rename(names.target);
   const tree = withoutLocations(stmt);
   const rewritten = raw.toString('utf8');
@@ -228,7 +306,8 @@ async function requalified(sql: string, stmt: Json, names: QueryNames, found: Qu
     throw refuse();
   }
   if (stmts.length !== 1 || !isDeepStrictEqual(withoutLocations(stmts[0].stmt), tree)) throw refuse();
-  return { text: statementText(rewritten, stmts[0].stmt_location ?? 0, stmts[0].stmt_len), tree };
+  const start = stmts[0].stmt_location ?? 0;
+  return { text: statementText(rewritten, start, stmts[0].stmt_len), tree, origin: { source: sql, start, edits } };
 }
 
 /** Depth of a JSON tree, without recursion (the tree may be deeper than the stack). */
@@ -293,7 +372,8 @@ class Checker {
   constructor(private readonly names: QueryNames) {}
 
   select(s: Json, outer: Set<string>) {
-    if (s.intoClause) throw new StatementRefused('statementInto');
+    // The table INTO would create is where the refusal points.
+    if (s.intoClause) throw new StatementRefused('statementInto', {}, { location: ((s.intoClause as Json).rel as Json | undefined)?.location as number | undefined });
     if (Array.isArray(s.lockingClause) && s.lockingClause.length) throw new StatementRefused('statementLocking');
     let scope = outer;
     const withClause = s.withClause as { ctes?: Json[]; recursive?: boolean } | undefined;
@@ -332,7 +412,17 @@ class Checker {
     }
   }
 
+  /** Checks a node; a refusal within it that has no place yet is placed at the node (the innermost one with a location). */
   private node(kind: string, n: Json, scope: Set<string>) {
+    try {
+      this.nodeChecked(kind, n, scope);
+    } catch (err) {
+      if (err instanceof StatementRefused && err.location === undefined && typeof n?.location === 'number' && n.location >= 0) err.location = n.location;
+      throw err;
+    }
+  }
+
+  private nodeChecked(kind: string, n: Json, scope: Set<string>) {
     if (kind === 'ParamRef') throw new StatementRefused('statementParameter');
     if (!ALLOWED_NODES.has(kind)) throw new StatementRefused('statementConstruct', { construct: kind });
     switch (kind) {

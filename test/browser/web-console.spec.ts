@@ -95,8 +95,54 @@ describe('user interface: the query console', function () {
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     const alert = page.locator('.query-error[role="alert"]');
     await alert.waitFor();
-    expect(await alert.textContent()).to.equal(message);
+    expect(await alert.locator('p').first().textContent()).to.equal(message);
     expect(await page.getByRole('region', { name: 'Result' }).count()).to.equal(0);
+  });
+
+  it('marks where the service places the error in the statement, and the note moves the cursor there', async () => {
+    const page = await consolePage();
+    const mark = page.locator('.sql-editor .cm-query-error');
+    const alert = page.locator('.query-error[role="alert"]');
+    // The database's position (an unknown column), on the second line, after characters that are two UTF-16 units each.
+    const bad = `select '😀😀' as a,\n  nope from scheme_view`;
+    const answer = JSON.parse((await synchronous(bad)).body.toString('utf8'));
+    expect(answer.position).to.equal(Array.from(bad.slice(0, bad.indexOf('nope'))).length + 1);
+    await type(page, bad);
+    await page.keyboard.press('Control+Enter');
+    await alert.waitFor();
+    expect(await alert.locator('p').first().textContent()).to.equal(answer.message);
+    expect(await mark.textContent()).to.equal('nope');
+    const note = alert.getByRole('button', { name: 'The error is at line 2, column 3 of the statement: show it in the editor.' });
+    await note.waitFor();
+    expect(await axe(page)).to.deep.equal([]);
+    // By keyboard: the note puts the focus in the editor at the error; what is typed lands there, and the mark moves with the text.
+    await note.focus();
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('x.');
+    expect(await editorBox(page).textContent()).to.equal(`select '😀😀' as a,  x.nope from scheme_view`);
+    expect(await mark.textContent()).to.equal('nope');
+
+    // The sandbox's parser (a syntax error) and its check (a view that is none): marked too; a run that succeeds clears the mark.
+    await type(page, 'select label, from scheme_view');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await alert.getByRole('button', { name: /line 1, column 15 / }).waitFor();
+    expect(await mark.textContent()).to.equal('from');
+    await type(page, 'select label from scheme_view, objects');
+    await page.keyboard.press('Control+Enter');
+    await alert.getByRole('button', { name: /line 1, column 32 / }).waitFor();
+    expect(await mark.textContent()).to.equal('objects');
+    await type(page, statement);
+    await page.keyboard.press('Control+Enter');
+    await page.getByRole('region', { name: 'Result' }).waitFor();
+    expect(await mark.count()).to.equal(0);
+    expect(await alert.count()).to.equal(0);
+
+    // No position (a division by zero happens while rows are made): the message alone, no mark.
+    await type(page, 'select 1 / 0 as x');
+    await page.keyboard.press('Control+Enter');
+    await alert.waitFor();
+    expect(await alert.getByRole('button').count()).to.equal(0);
+    expect(await mark.count()).to.equal(0);
   });
 
   it('downloads CSV, JSON and XML byte for byte as the synchronous call answers them, with the CSRF token', async () => {
@@ -191,7 +237,7 @@ describe('user interface: the query console', function () {
     await page.getByLabel('Statement timeout (ms)').fill('5000');
     await page.getByRole('button', { name: 'Run', exact: true }).click();
     await page.locator('.query-error[role="alert"]', { hasText: de }).waitFor();
-    expect(await page.locator('.query-error').textContent()).to.equal(de);
+    expect(await page.locator('.query-error p').first().textContent()).to.equal(de);
     const sent = new URL(urls.at(-1)!).searchParams;
     expect([sent.get('language'), sent.get('statementTimeout'), sent.get('version')]).to.deep.equal(['de', '5000', null]);
 
@@ -262,6 +308,68 @@ describe('user interface: the query console', function () {
     await other.getByRole('heading', { level: 1, name: 'My jobs' }).waitFor();
     await other.getByText('No jobs.').waitFor();
 
+  });
+
+  it('follows a running job beyond the first page by its statistics, asking only for the first page again', async function () {
+    // A user of their own: 45 finished jobs and one running, the running one on the second page (written directly, as above).
+    const owner = { loginId: 'console-jobs', password: secret('console-jobs-secret-1') };
+    await createUser(web.t, db, { ...owner, accessLevel: 'ADMINISTRATOR' });
+    const tenant = (await web.t.service.databases.get(db))!.defaultTenant;
+    const jobs = `"${schemaOf(db)}".query_jobs`;
+    const insert = (id: string, status: string, minutesAgo: number, statement: string) => web.t.service.storage.knex.raw(
+      `insert into ${jobs} (id, tenant, all_tenants, login_id, format, language, status, instance, heartbeat_at, heartbeat_ms,
+         created_at, started_at, finished_at, expires_at, row_count, byte_count, statement)
+       values (?, ?, false, ?, 'CSV', 'en', ?, 'elsewhere', now(), 3600000, now() - make_interval(secs => ?::float8), now() - make_interval(secs => ?::float8),
+         case when ? = 'RUNNING' then null else now() - make_interval(secs => ?::float8) end, now() + interval '1 day', 5, 50, ?)`,
+      [id, tenant, owner.loginId, status, minutesAgo * 60, minutesAgo * 60, status, minutesAgo * 60, statement],
+    );
+    const running = randomUUID();
+    for (let i = 0; i < 45; i++) await insert(randomUUID(), 'COMPLETED', i + 1, `select ${i} as done`);
+    await insert(running, 'RUNNING', 30.5, 'select 1 as running');
+
+    const { page } = await open();
+    const lists: string[] = [];
+    const statistics: string[] = [];
+    page.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.pathname === `/api/${db}/jobs`) lists.push(url.search);
+      if (url.pathname.endsWith('/statistics')) statistics.push(url.pathname);
+    });
+    await signIn(page, web, `/web/${db}/jobs`, owner);
+    const rows = page.getByRole('region', { name: 'My jobs' }).locator('tbody tr');
+    await page.getByText('20 of 46 jobs shown').waitFor();
+    await page.getByRole('button', { name: 'Show more' }).click();
+    await page.getByText('40 of 46 jobs shown').waitFor();
+    await page.getByRole('button', { name: 'Show more' }).click();
+    await page.getByText('46 of 46 jobs shown').waitFor();
+    const row = page.locator(`tr[data-job="${running}"]`);
+    expect(await row.locator('.job-state').textContent()).to.match(/^RUNNING/);
+
+    // While it runs: polls of the first page only (no cursor), and of the running job's statistics.
+    lists.length = 0;
+    statistics.length = 0;
+    await page.waitForTimeout(4000);
+    expect(lists.length, lists.join(' ')).to.be.within(2, 4);
+    for (const search of lists) expect(search).to.not.include('cursor=');
+    expect(statistics.length).to.be.at.least(2);
+    expect(new Set(statistics)).to.deep.equal(new Set([`/api/${db}/jobs/${running}/statistics`]));
+
+    // A job started meanwhile appears at the top; the pages loaded before stay, none twice.
+    const newest = randomUUID();
+    await insert(newest, 'COMPLETED', 0, 'select 1 as newest');
+    await page.getByText('47 of 47 jobs shown').waitFor();
+    expect(await rows.count()).to.equal(47);
+    expect(await rows.first().getAttribute('data-job')).to.equal(newest);
+
+    // The running job ends: its statistics say so, its row offers the result, and polling stops.
+    await web.t.service.storage.knex.raw(`update ${jobs} set status = 'COMPLETED', finished_at = now() where id = ?`, [running]);
+    await row.getByRole('button', { name: /^Download CSV/ }).waitFor();
+    expect(await row.locator('.job-state').textContent()).to.equal('COMPLETED');
+    await page.waitForTimeout(500);
+    lists.length = 0;
+    await page.waitForTimeout(3500);
+    expect(lists).to.deep.equal([]);
+    expect(await axe(page)).to.deep.equal([]);
   });
 
   it('speaks German, fits 390 px without sideways scrolling, and passes axe-core', async () => {

@@ -15,7 +15,7 @@ import fs from 'node:fs/promises';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
 import { axe } from '../helpers/browser.ts';
-import { createDatabase } from '../helpers/service.ts';
+import { ADMIN, createDatabase } from '../helpers/service.ts';
 import { rememberSecret } from '../helpers/secrets.ts';
 import { createUser, secret } from '../auth/fixtures.ts';
 import { download as downloadProfile, upload } from '../plugins/profiles/fixtures.ts';
@@ -312,6 +312,94 @@ describe('user interface: the tenant page', function () {
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('button', { name: 'Edit' }).waitFor();
     expect((await rest(web, 'GET', `/rest/${db}/classifiers/${classifier.id}`, 200)).customProperties).to.deep.equal({ ticket: 'T-42' });
+  });
+
+  it('creates, uploads, downloads, edits and deletes named profiles; a scheme chooses them under Profiles; one a scheme names is not deleted (409)', async () => {
+    const FINANZEN = 'Classifier:\n  customProperties:\n    budget:\n      label: Budget\n      labelEn: Budget\n      baseType: STRING\n';
+    const page = await tenantPage();
+    const named = page.getByRole('region', { name: 'Named profiles' });
+    await named.getByText('The tenant has no named profiles.').waitFor();
+
+    // Created by name; the service's refusals of a name are shown at the field as it words them.
+    const name = page.locator('#create-profile-name');
+    await name.fill('bad name!');
+    await page.getByRole('button', { name: 'Create profile' }).click();
+    const fieldError = page.locator('#create-profile-error');
+    await fieldError.waitFor();
+    const badAnswer = await rest(web, 'POST', `/api/${db}/profiles`, 400, { name: 'bad name!' });
+    expect(await fieldError.textContent()).to.equal(badAnswer.violations[0].message);
+    expect(await name.getAttribute('aria-invalid')).to.equal('true');
+    await name.fill('Finanzen');
+    await name.press('Enter');
+    await page.getByText('The profile Finanzen was created; it is empty until its annotations are uploaded.').waitFor();
+    const finanzen = named.locator('tr[data-profile="Finanzen"]');
+    await finanzen.waitFor();
+    expect(await finanzen.textContent()).to.contain(ADMIN.loginId);
+    await name.fill('Finanzen');
+    await page.getByRole('button', { name: 'Create profile' }).click();
+    await fieldError.getByText('The profile Finanzen exists already.').waitFor();
+
+    // Uploaded through the file picker (the new profile is the target at once), downloaded as stored.
+    expect(await page.getByLabel('Profile to replace').inputValue()).to.equal('Finanzen');
+    await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'finanzen.yaml', mimeType: 'application/yaml', buffer: Buffer.from(FINANZEN) });
+    await page.getByText('The profile Finanzen was stored; it changed.').waitFor();
+    const [file] = await Promise.all([page.waitForEvent('download'), finanzen.getByRole('button', { name: 'Download Finanzen' }).click()]);
+    expect(await fs.readFile((await file.path())!, 'utf8')).to.equal(FINANZEN);
+
+    // Edited as YAML, like the tenant's own.
+    await finanzen.getByRole('button', { name: 'Edit as YAML Finanzen' }).click();
+    const box = page.getByRole('textbox', { name: 'YAML of the profile Finanzen' });
+    await box.waitFor();
+    expect(await box.textContent()).to.contain('budget:');
+    await box.click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.type('# Finanzen, edited');
+    await page.getByRole('button', { name: 'Upload the edited version' }).click();
+    await page.getByText('The profile Finanzen was stored; it changed.').waitFor();
+    expect(await (await downloadProfile(web.t, db, 'Finanzen')).text()).to.equal(`${FINANZEN}# Finanzen, edited`);
+    expect(await axe(page)).to.deep.equal([]);
+
+    // A scheme chooses it on its form, by keyboard: the choice offers the named profiles only.
+    const zoo = (await rest(web, 'GET', `/rest/${db}/schemes/Zoo`, 200)) as Json;
+    await page.goto(new URL(zoo.href).toString());
+    await page.getByRole('heading', { level: 1, name: /Zoo/ }).waitFor();
+    await page.getByRole('button', { name: 'Edit' }).click();
+    const group = page.getByRole('group', { name: 'Profiles' });
+    await group.getByText('No profiles: only the tenant\'s annotations apply.').waitFor();
+    const choice = group.getByLabel('Add a profile');
+    expect(await choice.locator('option').allTextContents()).to.deep.equal(['Finanzen']);
+    await choice.focus();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await group.getByRole('list', { name: 'Profiles of the scheme, in order (1)' }).getByText('Finanzen').waitFor();
+    await group.getByText('Every named profile of the tenant is chosen.').waitFor();
+    expect(await axe(page)).to.deep.equal([]);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('button', { name: 'Edit' }).waitFor();
+    expect((await rest(web, 'GET', `/rest/${db}/schemes/Zoo`, 200)).profiles).to.deep.equal(['Finanzen']);
+
+    // Deleting it while Zoo names it: confirmed, then refused in the service's words; it stays.
+    const tenant = await tenantPage();
+    const again = tenant.getByRole('region', { name: 'Named profiles' }).locator('tr[data-profile="Finanzen"]');
+    await again.getByRole('button', { name: 'Delete Finanzen' }).click();
+    const dialog = tenant.getByRole('dialog', { name: 'Delete the profile Finanzen?' });
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    const inUse = await rest(web, 'DELETE', `/api/${db}/profiles/Finanzen`, 409);
+    await tenant.getByRole('alert').getByText(inUse.violations[0].message).waitFor();
+    expect(inUse.violations[0].message).to.contain('Zoo');
+    expect(await again.count()).to.equal(1);
+
+    // Once no scheme names it, deleted after confirmation (Cancel first keeps it).
+    await rest(web, 'PATCH', `/rest/${db}/schemes/Zoo`, 200, { profiles: null });
+    await again.getByRole('button', { name: 'Delete Finanzen' }).click();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect(await again.count()).to.equal(1);
+    await again.getByRole('button', { name: 'Delete Finanzen' }).click();
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await tenant.getByText('The profile Finanzen was deleted.').waitFor();
+    await tenant.getByRole('region', { name: 'Named profiles' }).getByText('The tenant has no named profiles.').waitFor();
+    expect((await downloadProfile(web.t, db, 'Finanzen')).status).to.equal(404);
+    expectTokens();
   });
 
   it('lets a system administrator create and rename tenants; a tenant administrator sees no tenants section', async () => {

@@ -15,14 +15,14 @@
  * allows. The editor therefore lives in a shadow root of its own.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { Compartment, EditorState, Prec } from '@codemirror/state';
-import { EditorView, keymap, lineNumbers, placeholder } from '@codemirror/view';
+import { Compartment, EditorSelection, EditorState, Prec, StateEffect, StateField } from '@codemirror/state';
+import { Decoration, EditorView, keymap, lineNumbers, placeholder, type DecorationSet } from '@codemirror/view';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
 import { autocompletion, completionKeymap } from '@codemirror/autocomplete';
 import { defaultHighlightStyle, syntaxHighlighting } from '@codemirror/language';
 import { PostgreSQL, sql } from '@codemirror/lang-sql';
 import { parse, type CastingContext } from 'csv-parse/browser/esm/sync';
-import { Api } from './api.ts';
+import { Api, ApiError } from './api.ts';
 import { JobsPanel, saveAs, send } from './jobs.tsx';
 import type { Language } from './i18n.ts';
 import { formatTime, useApp } from './state.ts';
@@ -96,6 +96,44 @@ async function firstPage(response: Response): Promise<Result> {
   return { columns: header.map((c) => c ?? ''), rows: rows.slice(0, RESULT_PAGE), more: rows.length > RESULT_PAGE };
 }
 
+/** Where in the statement an error lies: the text to underline (UTF-16 offsets, as the editor counts) and its line and column. */
+export interface ErrorPlace { from: number; to: number; line: number; column: number }
+
+/**
+ * The place of the service's `position` (1-based, in characters: code
+ * points, as PostgreSQL counts them) in the statement that was sent: the
+ * word or quoted name that starts there, else one character; past the end,
+ * the last character before it. Undefined when it does not fit the text.
+ */
+export function errorPlace(text: string, position: number): ErrorPlace | undefined {
+  const chars = Array.from(text);
+  if (!Number.isInteger(position) || position < 1 || position > chars.length + 1) return undefined;
+  const at = chars.slice(0, position - 1).join('').length;
+  const lineStart = text.lastIndexOf('\n', at - 1) + 1;
+  const line = text.slice(0, at).split('\n').length;
+  const column = Array.from(text.slice(lineStart, at)).length + 1;
+  const token = /^(?:[\p{L}\p{N}_$]+|"(?:[^"]|"")*"|::[\p{L}\p{N}_]*|\S)/u.exec(text.slice(at));
+  if (token) return { from: at, to: at + token[0].length, line, column };
+  // At the end or on white space: the character before it, if there is one.
+  const before = text.slice(0, at).trimEnd().length;
+  return { from: Math.max(0, before - 1), to: before, line, column };
+}
+
+/** The error's place in the editor: set with the answer of a run, cleared with the next; it moves with edits. */
+const setErrorMark = StateEffect.define<{ from: number; to: number } | null>();
+const errorMark = Decoration.mark({ class: 'cm-query-error' });
+const errorMarks = StateField.define<DecorationSet>({
+  create: () => Decoration.none,
+  update(marks, tr) {
+    let next = marks.map(tr.changes);
+    for (const e of tr.effects) {
+      if (e.is(setErrorMark)) next = e.value && e.value.to > e.value.from ? Decoration.set([errorMark.range(e.value.from, e.value.to)]) : Decoration.none;
+    }
+    return next;
+  },
+  provide: (field) => EditorView.decorations.from(field),
+});
+
 const editorTheme = EditorView.theme({
   '&': { border: '1px solid #8a8f98', borderRadius: '4px', backgroundColor: '#fff', color: '#1a1a1a', fontSize: '0.95rem' },
   '&.cm-focused': { outline: '3px solid #ffbf47', outlineOffset: '2px', boxShadow: '0 0 0 5px #1b1f24' },
@@ -103,11 +141,21 @@ const editorTheme = EditorView.theme({
   '.cm-scroller': { maxHeight: '20rem', overflow: 'auto' },
   '.cm-gutters': { backgroundColor: '#f3f4f6', color: '#4b5563', borderRight: '1px solid #d1d5db' },
   '.cm-placeholder': { color: '#4b5563' },
+  // Not by colour alone: a wavy underline, and a light background that keeps the text's contrast.
+  '.cm-query-error': { textDecoration: 'underline wavy #b00020', textDecorationSkipInk: 'none', textUnderlineOffset: '3px', backgroundColor: '#fde8ea' },
 });
 
+/** What the console asks of the editor beyond its text: to mark an error's place, and to put the cursor there. */
+export interface EditorHandle {
+  /** Marks the place when the editor still holds `text` (the statement that was run); null clears the mark. */
+  mark(place: ErrorPlace | null, text?: string): void;
+  /** Focuses the editor with the cursor at the place. */
+  goTo(place: ErrorPlace): void;
+}
+
 /** The SQL editor: CodeMirror in a shadow root, Ctrl+Enter (Cmd+Enter) runs, Tab leaves it. */
-function SqlEditor({ initial, views, label, hint, onChange, onRun }: {
-  initial: string; views: View[] | undefined; label: string; hint: string; onChange(text: string): void; onRun(): void;
+function SqlEditor({ initial, views, label, hint, onChange, onRun, handle }: {
+  initial: string; views: View[] | undefined; label: string; hint: string; onChange(text: string): void; onRun(): void; handle: { current: EditorHandle | undefined };
 }) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | undefined>(undefined);
@@ -136,10 +184,33 @@ function SqlEditor({ initial, views, label, hint, onChange, onRun }: {
           EditorView.lineWrapping,
           EditorView.contentAttributes.of({ 'aria-label': `${label}. ${hint}` }),
           EditorView.updateListener.of((u) => { if (u.docChanged) handlers.current.onChange(u.state.doc.toString()); }),
+          errorMarks,
         ],
       }),
     });
-    return () => view.current?.destroy();
+    handle.current = {
+      mark(place, text) {
+        const v = view.current;
+        if (!v) return;
+        if (!place || (text !== undefined && v.state.doc.toString() !== text)) {
+          v.dispatch({ effects: setErrorMark.of(null) });
+          return;
+        }
+        // The cursor goes there too, and the place is scrolled to; the focus stays where it is (on the error message's button).
+        v.dispatch({
+          effects: [setErrorMark.of({ from: place.from, to: place.to }), EditorView.scrollIntoView(place.from, { y: 'center' })],
+          selection: EditorSelection.cursor(place.from),
+        });
+      },
+      goTo(place) {
+        const v = view.current;
+        if (!v) return;
+        const at = Math.min(place.from, v.state.doc.length);
+        v.dispatch({ selection: EditorSelection.cursor(at), effects: EditorView.scrollIntoView(at, { y: 'center' }) });
+        v.focus();
+      },
+    };
+    return () => { handle.current = undefined; view.current?.destroy(); };
   }, []);
 
   useEffect(() => {
@@ -162,6 +233,8 @@ export function QueryConsole() {
   const [viewsError, setViewsError] = useState<string | undefined>();
   const [result, setResult] = useState<Result | undefined>();
   const [failure, setFailure] = useState<string | undefined>();
+  const [failurePlace, setFailurePlace] = useState<ErrorPlace | undefined>();
+  const editor = useRef<EditorHandle | undefined>(undefined);
   const [busy, setBusy] = useState(false);
   const [format, setFormat] = useState<Format>('CSV');
   const [notice, setNotice] = useState<string | undefined>();
@@ -186,19 +259,32 @@ export function QueryConsole() {
     try { sessionStorage.setItem(key, value); } catch { /* storage off: the text is not kept */ }
   };
 
-  const failed = (e: unknown) => setFailure(e instanceof Error ? e.message : String(e));
+  /** Shows the service's message as it words it; where it gives a position in the statement that was sent, marks it. */
+  const failed = (e: unknown, statement?: string) => {
+    setFailure(e instanceof Error ? e.message : String(e));
+    const position = e instanceof ApiError ? (e.payload as { position?: unknown } | undefined)?.position : undefined;
+    const place = statement !== undefined && typeof position === 'number' ? errorPlace(statement, position) : undefined;
+    setFailurePlace(place);
+    editor.current?.mark(place ?? null, statement);
+  };
+
+  const cleared = () => {
+    setFailure(undefined);
+    setFailurePlace(undefined);
+    editor.current?.mark(null);
+  };
 
   const run = async () => {
     const statement = current.current;
     if (busy || !statement.trim()) return;
     setBusy(true);
-    setFailure(undefined);
+    cleared();
     setNotice(undefined);
     try {
       setResult(await firstPage(await send(app, 'PUT', downloadPath(db, 'CSV', options), { sql: statement })));
     } catch (e) {
       setResult(undefined);
-      failed(e);
+      failed(e, statement);
     } finally {
       setBusy(false);
     }
@@ -206,17 +292,18 @@ export function QueryConsole() {
 
   const download = async (f: Format) => {
     if (!text.trim()) return;
-    setFailure(undefined);
+    const statement = text;
+    cleared();
     try {
-      await saveAs(await send(app, 'PUT', downloadPath(db, f, options), { sql: text }), `Query.${EXTENSIONS[f]}`);
+      await saveAs(await send(app, 'PUT', downloadPath(db, f, options), { sql: statement }), `Query.${EXTENSIONS[f]}`);
     } catch (e) {
-      failed(e);
+      failed(e, statement);
     }
   };
 
   const startJob = async () => {
     if (!text.trim()) return;
-    setFailure(undefined);
+    cleared();
     try {
       const path = downloadPath(db, format, options);
       await app.api.call('POST', path, { body: { sql: text } });
@@ -233,7 +320,7 @@ export function QueryConsole() {
       <div class="query-grid">
         <div class="query-main">
           <p class="label" aria-hidden="true">{app.t('queryStatement')}</p>
-          <SqlEditor key={app.language} initial={text} views={views} label={app.t('queryStatement')} hint={app.t('queryKeys')} onChange={change} onRun={run} />
+          <SqlEditor key={app.language} initial={text} views={views} label={app.t('queryStatement')} hint={app.t('queryKeys')} onChange={change} onRun={run} handle={editor} />
           <p class="hint" id="query-keys">{app.t('queryKeys')}</p>
           <fieldset class="query-options">
             <legend>{app.t('queryOptions')}</legend>
@@ -268,7 +355,18 @@ export function QueryConsole() {
             {busy && <p role="status">{app.t('queryRunning')}</p>}
             {notice && <p class="ok notice" role="status">{notice}</p>}
           </div>
-          {failure && <p class="error query-error" role="alert">{failure}</p>}
+          {failure && (
+            <div class="error query-error" role="alert">
+              <p>{failure}</p>
+              {failurePlace && (
+                <p class="query-error-place">
+                  <button type="button" class="link-button" onClick={() => editor.current?.goTo(failurePlace)}>
+                    {app.t('queryErrorAt', { line: failurePlace.line, column: failurePlace.column })}
+                  </button>
+                </p>
+              )}
+            </div>
+          )}
           {result && (
             <div class="query-result">
               <p role="status">{result.more ? app.t('queryFirstRows', { count: result.rows.length }) : app.t('queryRows', { count: result.rows.length })}</p>

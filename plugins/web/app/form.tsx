@@ -5,13 +5,15 @@
  * by searching (a list of references as removable chips, in their order),
  * write-only ones (a password) as an input that is never filled in and
  * sent only when typed into, a list of records (a time series) as its JSON,
- * custom properties by their base type. The service's violations are shown
+ * custom properties by their base type, a scheme's `profiles` as a choice
+ * of the tenant's named profiles. The service's violations are shown
  * at the fields they name (one within a value at the field that holds it).
  */
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type ErrorPayload, type MetaProperty, type MetaType, type Obj, type SearchHit } from './api.ts';
 import { applies, kindOf, referenced, refHref, RefLink, valueOf } from './values.tsx';
 import { labelOf, typeLabel, useApp } from './state.ts';
+import { useNamedProfiles } from './named-profiles.ts';
 
 export type FormValues = Record<string, string>;
 
@@ -176,8 +178,11 @@ function Field({ p, id, value, errors, onChange }: { p: MetaProperty; id: string
     'aria-required': p.mandatory ? ('true' as const) : undefined,
   };
   const onInput = (e: Event) => onChange((e.currentTarget as HTMLInputElement).value);
+  const grouped = (kind === 'REFERENCE' && !p.literals?.length) || isSchemeProfiles(p);
   let control;
-  if (p.literals?.length) {
+  if (isSchemeProfiles(p)) {
+    control = <SchemeProfilesField id={id} value={value} onChange={onChange} describedBy={describedBy} invalid={!!errors?.length} />;
+  } else if (p.literals?.length) {
     control = (
       <select {...common} value={value} onChange={onInput}>
         <option value="">{app.t('notSet')}</option>
@@ -207,7 +212,7 @@ function Field({ p, id, value, errors, onChange }: { p: MetaProperty; id: string
   }
   return (
     <div class={`field${errors?.length ? ' invalid' : ''}`}>
-      {kind === 'REFERENCE' && !p.literals?.length ? (
+      {grouped ? (
         <span class="label" id={`${id}-label`}>{label}{p.mandatory && <span class="mandatory"> ({app.t('required')})</span>}</span>
       ) : (
         <label for={id}>{label}{p.mandatory && <span class="mandatory"> ({app.t('required')})</span>}</label>
@@ -344,5 +349,85 @@ function Chip({ href, id, onRemove }: { href: string; id: string; onRemove(): vo
         <span aria-hidden="true">×</span>
       </button>
     </li>
+  );
+}
+
+/** A scheme's `profiles`: names of the tenant's profiles, chosen from those it has rather than typed. */
+function isSchemeProfiles(p: MetaProperty): boolean {
+  return !p.custom && p.name === 'profiles' && p.declaredBy === 'Scheme';
+}
+
+/** Names a scheme may give beside the named profiles: the tenant's annotations and the standard ones (the service takes them too). */
+const OTHER_PROFILES = ['annotations', 'standard-annotations'];
+
+/**
+ * The profiles of a scheme, in order (later ones win): each chosen one with
+ * buttons that move it up and remove it, and a choice among the tenant's
+ * named profiles not chosen yet that adds one at the end. A name the tenant
+ * no longer has stays until it is removed, marked so. The value is the
+ * names, one a line, as `fromInput` turns into the list the REST interface takes.
+ */
+function SchemeProfilesField({ id, value, onChange, describedBy, invalid }: { id: string; value: string; onChange(v: string): void; describedBy?: string; invalid: boolean }) {
+  const app = useApp();
+  const { named, error } = useNamedProfiles(app.db!);
+  const names = value.split('\n').map((s) => s.trim()).filter(Boolean);
+  const offered = (named ?? []).map((p) => p.name).filter((n) => !names.includes(n));
+  const [pick, setPick] = useState('');
+  const list = useRef<HTMLOListElement>(null);
+  const adder = useRef<HTMLSelectElement>(null);
+  // Where the focus goes once the list is drawn anew: the moved or next profile's button, or the choice.
+  const focusNext = useRef<{ index: number; which: 'up' | 'remove' } | 'add' | undefined>(undefined);
+  useLayoutEffect(() => {
+    const next = focusNext.current;
+    if (next === undefined) return;
+    focusNext.current = undefined;
+    const items = list.current?.querySelectorAll<HTMLLIElement>('li') ?? [];
+    // The choice is gone once every named profile is chosen: then the profile just added.
+    if (next === 'add') return (adder.current ?? items[items.length - 1]?.querySelector<HTMLButtonElement>('button.remove'))?.focus();
+    const item = items[Math.min(next.index, items.length - 1)];
+    (item?.querySelector<HTMLButtonElement>(`button.${next.which}`) ?? item?.querySelector<HTMLButtonElement>('button.remove') ?? adder.current)?.focus();
+  }, [value]);
+  const set = (next: string[]) => onChange(next.join('\n'));
+  const remove = (i: number) => { focusNext.current = { index: i, which: 'remove' }; set(names.filter((_, j) => j !== i)); };
+  const up = (i: number) => { focusNext.current = { index: i - 1, which: i - 1 > 0 ? 'up' : 'remove' }; set([...names.slice(0, i - 1), names[i], names[i - 1], ...names.slice(i + 1)]); };
+  const add = () => {
+    const chosen = pick || offered[0];
+    if (!chosen) return;
+    focusNext.current = 'add';
+    setPick('');
+    set([...names, chosen]);
+  };
+  const known = (n: string) => !named || named.some((p) => p.name === n) || OTHER_PROFILES.includes(n);
+  return (
+    <div class="reference references scheme-profiles" role="group" aria-labelledby={`${id}-label`} aria-describedby={describedBy}>
+      {names.length ? (
+        <ol class="chips" ref={list} aria-label={app.t('schemeProfilesChosen', { count: names.length })}>
+          {names.map((n, i) => (
+            <li key={n} class={`chip${known(n) ? '' : ' missing'}`}>
+              <span>{known(n) ? n : app.t('schemeProfileMissing', { profile: n })}</span>
+              {i > 0 && (
+                <button type="button" class="up" aria-label={app.t('schemeProfileUp', { profile: n })} title={app.t('schemeProfileUp', { profile: n })} onClick={() => up(i)}>
+                  <span aria-hidden="true">↑</span>
+                </button>
+              )}
+              <button type="button" class="remove" aria-label={app.t('schemeProfileRemove', { profile: n })} title={app.t('schemeProfileRemove', { profile: n })} onClick={() => remove(i)}>
+                <span aria-hidden="true">×</span>
+              </button>
+            </li>
+          ))}
+        </ol>
+      ) : <p class="muted chosen">{app.t('schemeProfilesNone')}</p>}
+      {error && <p class="error">{error}</p>}
+      {named && !offered.length && <p class="muted">{named.length ? app.t('schemeProfilesAll') : app.t('profilesNamedNone')}</p>}
+      {offered.length > 0 && (
+        <div class="add-profile">
+          <label for={id}>{app.t('schemeProfileAdd')}</label>
+          <select id={id} ref={adder} value={pick || offered[0]} aria-invalid={invalid ? 'true' : undefined} onChange={(e) => setPick((e.currentTarget as HTMLSelectElement).value)}>
+            {offered.map((n) => <option key={n} value={n}>{n}</option>)}
+          </select>
+          <button type="button" onClick={add}>{app.t('schemeProfileAddButton')}<span class="visually-hidden"> {pick || offered[0]}</span></button>
+        </div>
+      )}
+    </div>
   );
 }

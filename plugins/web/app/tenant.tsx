@@ -14,16 +14,14 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Api, ApiError, type MetaProperty } from './api.ts';
 import { formatTime, labelOf, useApp, type AppState } from './state.ts';
-import type { YamlEditor as YamlEditorType } from './yaml-editor.tsx';
+import { Confirm, message, send, violationsOf } from './admin-kit.tsx';
+import { Profiles } from './profiles.tsx';
 import type { Schemas } from '../../../client/index.ts';
 
 /** Users per page of the list. */
 export const USER_PAGE = 20;
 const LEVELS = ['READ_ONLY', 'EDITOR', 'ADMINISTRATOR'] as const;
 const ACTIONS = ['GRANT', 'CREATE', 'DENY'] as const;
-/** The profiles a tenant uploads, and the standard ones, which are only downloaded. */
-const TENANT_PROFILES = ['annotations', 'profile'] as const;
-const STANDARD_PROFILES = ['standard-annotations', 'standard-profile'] as const;
 /** Properties of a user that the page shows in their own way or not at all. */
 const OWN_FIELDS = new Set(['loginId', 'accessLevel', 'password', 'defaultTenant', 'subjectId', 'isPerson', 'label', 'status']);
 
@@ -35,16 +33,6 @@ interface Tenant { id: string; label: string; _version?: number }
 interface Rule { action: string; accessLevel?: string; condition: { groups?: string[]; tenantId?: string } | null; organization?: string }
 /** A rule as the form edits it: the condition's kind and its text. */
 interface RuleRow { key: number; kind: 'any' | 'groups' | 'tenantId'; value: string; action: string; accessLevel: string; organization: string }
-
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
-
-/** The messages of an error's violations whose path starts with `prefix` (all of them for ''), or its message. */
-function violationsOf(e: unknown, prefix = ''): string[] {
-  if (!(e instanceof ApiError)) return [message(e)];
-  const all = e.payload?.violations ?? [];
-  const mine = all.filter((v) => String(v.path ?? '').replace(/^\//, '').startsWith(prefix));
-  return mine.length ? mine.map((v) => v.message) : [e.message];
-}
 
 function fieldErrors(e: unknown): Record<string, string> {
   const out: Record<string, string> = {};
@@ -59,58 +47,6 @@ function fieldErrors(e: unknown): Record<string, string> {
 /** Whether the person administers the database's tenant: administrators and system administrators. */
 export function mayAdminister(app: AppState): boolean {
   return !!app.session && (app.session.accessLevel === 'ADMINISTRATOR' || app.session.systemAdmin);
-}
-
-/** Saves a response's body as a file (a blob behind an object URL, so that the call could carry the token). */
-async function saveAs(response: Response, fallback: string): Promise<void> {
-  const disposition = response.headers.get('content-disposition') ?? '';
-  const star = /filename\*=UTF-8''([^;]+)/i.exec(disposition);
-  const plain = /filename="([^"]+)"/i.exec(disposition);
-  const filename = star ? decodeURIComponent(star[1]) : plain ? plain[1] : fallback;
-  const url = URL.createObjectURL(await response.blob());
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
-
-/** A call through the pages' fetch (token, language) answering the Response; a failure throws ApiError. */
-async function send(app: AppState, method: string, path: string, body?: BodyInit): Promise<Response> {
-  const request = new Request(new URL(app.api.url(path), location.origin), { method, body, credentials: 'same-origin', headers: { Accept: 'application/json, application/yaml' } });
-  const response = await app.api.fetch(request);
-  if (!response.ok) {
-    let payload;
-    try { payload = JSON.parse(await response.text()); } catch { /* not JSON: the status says it */ }
-    throw new ApiError(response.status, payload, response);
-  }
-  return response;
-}
-
-/** A confirmation in a modal dialog: the question, and the action's own button. */
-function Confirm({ open, title, text, action, onConfirm, onClose }: { open: boolean; title: string; text: string; action: string; onConfirm(): void; onClose(): void }) {
-  const app = useApp();
-  const dialog = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const d = dialog.current;
-    if (!d) return;
-    if (open && !d.open) d.showModal();
-    if (!open && d.open) d.close();
-  }, [open]);
-  return (
-    <dialog ref={dialog} class="confirm" aria-labelledby="confirm-title" onClose={onClose}>
-      <form method="dialog" onSubmit={(e) => { e.preventDefault(); onConfirm(); }}>
-        <h2 id="confirm-title">{title}</h2>
-        <p>{text}</p>
-        <div class="actions">
-          <button type="submit" class="danger">{action}</button>
-          <button type="button" onClick={onClose}>{app.t('cancel')}</button>
-        </div>
-      </form>
-    </dialog>
-  );
 }
 
 export function TenantPage() {
@@ -701,141 +637,6 @@ function Explain({ tenant }: { tenant: string }) {
       </div>
       {error && <p class="error" role="alert">{error}</p>}
     </form>
-  );
-}
-
-// ---------------------------------------------------------------- profiles
-
-interface UploadAnswer { profile: string; changed?: boolean; problems?: string[] }
-
-function Profiles() {
-  const app = useApp();
-  const db = app.db!;
-  const [target, setTarget] = useState<string>('annotations');
-  const [answer, setAnswer] = useState<UploadAnswer | undefined>();
-  const [busy, setBusy] = useState(false);
-  const [dragging, setDragging] = useState(false);
-  const [editor, setEditor] = useState<{ profile: string; text: string } | undefined>();
-  const [Editor, setEditorModule] = useState<{ c: typeof YamlEditorType } | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const edited = useRef('');
-  const path = (name: string, action: 'download' | 'upload') => `/api/${encodeURIComponent(db)}/profiles/${encodeURIComponent(name)}/${action}`;
-
-  const download = async (name: string) => {
-    setError(undefined);
-    try {
-      await saveAs(await send(app, 'GET', path(name, 'download')), `${name}.yaml`);
-    } catch (err) {
-      setError(message(err));
-    }
-  };
-
-  const upload = async (name: string, file: Blob, filename: string) => {
-    setBusy(true);
-    setAnswer(undefined);
-    const form = new FormData();
-    form.append('file', file, filename);
-    try {
-      const response = await send(app, 'PUT', path(name, 'upload'), form);
-      const changed = JSON.parse(await response.text()) === true;
-      setAnswer({ profile: name, changed });
-      if (name === 'annotations' || name === 'profile') app.refreshMeta();
-      return true;
-    } catch (err) {
-      setAnswer({ profile: name, problems: violationsOf(err) });
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const chosen = (files: FileList | null | undefined) => {
-    const file = files?.[0];
-    if (file) void upload(target, file, file.name);
-  };
-
-  const openEditor = async (name: string) => {
-    setError(undefined);
-    try {
-      const [module, text] = await Promise.all([
-        Editor ? Promise.resolve(Editor) : import('./yaml-editor.tsx').then((m) => ({ c: m.YamlEditor })),
-        send(app, 'GET', path(name, 'download')).then((r) => r.text()),
-      ]);
-      setEditorModule(module);
-      edited.current = text;
-      setEditor({ profile: name, text });
-      setAnswer(undefined);
-    } catch (err) {
-      setError(message(err));
-    }
-  };
-
-  const uploadEdited = async () => {
-    if (!editor) return;
-    const ok = await upload(editor.profile, new Blob([edited.current], { type: 'application/yaml' }), `${editor.profile}.yaml`);
-    if (ok) setEditor({ ...editor, text: edited.current });
-  };
-
-  return (
-    <section class="tenant-section" aria-labelledby="profiles-heading">
-      <h2 id="profiles-heading">{app.t('profiles')}</h2>
-      <div class="table-wrap">
-        <table>
-          <thead><tr><th scope="col">{app.t('profile')}</th><th scope="col"><span class="visually-hidden">{app.t('actions')}</span></th></tr></thead>
-          <tbody>
-            {[...TENANT_PROFILES, ...STANDARD_PROFILES].map((name) => (
-              <tr key={name}>
-                <th scope="row">{name} <span class="hint">{app.t(`profileHint.${name}`)}</span></th>
-                <td class="row-actions">
-                  <button type="button" onClick={() => download(name)}>{app.t('download')}<span class="visually-hidden"> {name}</span></button>
-                  {(TENANT_PROFILES as readonly string[]).includes(name) && (
-                    <button type="button" onClick={() => openEditor(name)}>{app.t('profileEdit')}<span class="visually-hidden"> {name}</span></button>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      {error && <p class="error" role="alert">{error}</p>}
-      <form class="form upload" onSubmit={(e) => e.preventDefault()} aria-labelledby="upload-heading">
-        <h3 id="upload-heading">{app.t('profileUpload')}</h3>
-        <div class="field">
-          <label for="upload-target">{app.t('profileTarget')}</label>
-          <select id="upload-target" value={target} onChange={(e) => setTarget((e.currentTarget as HTMLSelectElement).value)}>
-            {TENANT_PROFILES.map((p) => <option key={p} value={p}>{p}</option>)}
-          </select>
-        </div>
-        <div class={`drop-zone${dragging ? ' dragging' : ''}`}
-          onDragOver={(e) => { e.preventDefault(); setDragging(true); }}
-          onDragLeave={() => setDragging(false)}
-          onDrop={(e) => { e.preventDefault(); setDragging(false); chosen(e.dataTransfer?.files); }}>
-          <p>{app.t('profileDrop')}</p>
-          <label for="upload-file">{app.t('profileFile')}</label>
-          <input id="upload-file" type="file" accept=".yaml,.yml,application/yaml,text/yaml" onChange={(e) => { chosen((e.currentTarget as HTMLInputElement).files); (e.currentTarget as HTMLInputElement).value = ''; }} />
-        </div>
-      </form>
-      <div aria-live="polite" class="upload-answer">
-        {busy && <p role="status">{app.t('profileUploading')}</p>}
-        {answer && !answer.problems && <p class="ok notice" role="status">{app.t(answer.changed ? 'profileChanged' : 'profileUnchanged', { profile: answer.profile })}</p>}
-      </div>
-      {answer?.problems && (
-        <div class="error problems" role="alert">
-          <p>{app.t('profileRefused', { profile: answer.profile })}</p>
-          <ul>{answer.problems.map((p, i) => <li key={i}>{p}</li>)}</ul>
-        </div>
-      )}
-      {editor && Editor && (
-        <section class="yaml-editing" aria-labelledby="yaml-heading">
-          <h3 id="yaml-heading">{app.t('profileEditing', { profile: editor.profile })}</h3>
-          <Editor.c key={`${editor.profile}:${editor.text.length}:${app.language}`} initial={editor.text} label={app.t('profileEditorLabel', { profile: editor.profile })} onChange={(text) => { edited.current = text; }} />
-          <div class="actions">
-            <button type="button" class="primary" onClick={uploadEdited} disabled={busy}>{app.t('profileUploadEdited')}</button>
-            <button type="button" onClick={() => setEditor(undefined)}>{app.t('close')}</button>
-          </div>
-        </section>
-      )}
-    </section>
   );
 }
 

@@ -74,15 +74,25 @@ export async function rows(t: TestService, db: string, sql: string, options: Que
   return JSON.parse(text);
 }
 
-/** A statement refused: 400 with just a message; returns it. */
+/**
+ * A statement refused: 400 with a message and, where the parser or the
+ * database gives one, the position within the statement sent (1-based, in
+ * characters, at most one past its end); returns the message.
+ */
 export async function refused(t: TestService, db: string, sql: string, options: QueryOptions = {}): Promise<string> {
+  return (await refusal(t, db, sql, options)).message;
+}
+
+/** A statement refused: its message and position (undefined where the answer has none). */
+export async function refusal(t: TestService, db: string, sql: string, options: QueryOptions = {}): Promise<{ message: string; position?: number }> {
   const r = await runQuery(t, db, sql, options);
   const text = await r.text();
   expect(r.status, `${sql}\n→ ${text}`).to.equal(400);
   const body = JSON.parse(text);
-  expect(Object.keys(body), text).to.deep.equal(['message']);
+  expect(Object.keys(body).sort().join(), text).to.be.oneOf(['message', 'message,position']);
   expect(body.message).to.be.a('string').and.not.equal('');
-  return body.message;
+  if ('position' in body) expect(body.position, text).to.be.a('number').and.satisfy(Number.isInteger).and.within(1, Array.from(sql).length + 1);
+  return body;
 }
 
 /** Waits until a job has finished; its statistics. */
