@@ -21,6 +21,8 @@ export interface Node {
   modelId: string | null;
   props: Record<string, unknown>;
   custom: Record<string, unknown>;
+  /** Whether it has children, where the read that found it said. */
+  hasChildren?: boolean;
 }
 
 /** The properties a record carries, in metamodel order: writable, readable, not the reference to the parent (the nesting says it). */
