@@ -20,6 +20,9 @@ import { childLists, derivedLabel, labelFromReferences, recordProperties, sorted
 /** Objects of one list read in one statement, past those read ahead. */
 const PAGE = 1000;
 
+/** The properties a record takes from the object's columns (Node), not from its other properties. */
+const SYSTEM_COLUMNS = new Set(['label', 'title', 'description', 'status']);
+
 /** An object as the walk keeps it: without what the store read beside (versions, authors, times). */
 const nodeOf = (o: Node): Node => ({
   id: o.id, type: o.type, parentId: o.parentId, list: o.list, label: o.label, title: o.title, description: o.description,
@@ -278,8 +281,7 @@ export class Download {
   private async walk(item: Item, key: string[], list: string | undefined, writer: RecordWriter): Promise<void> {
     if (this.o.signal?.aborted) throw new Error('download stopped');
     const { node } = item;
-    await writer.write(await this.recordOf(node, key, list));
-    this.count++;
+    await this.write(node, key, list, writer);
     const starts = await this.listsOf(item);
     const lists = this.typeFacts(node.type).lists.filter((name) => starts.has(name))
       .map((name) => ({ name, pages: () => this.pages(node, name, starts.get(name)!) }));
@@ -287,9 +289,26 @@ export class Download {
     for (const l of lists) {
       for await (const page of this.ordered(l.pages())) {
         await this.o.gate?.pause();
-        for (const { item: child, label } of page) await this.walk(child, [...key, label], l.name, writer);
+        if (this.o.signal?.aborted) throw new Error('download stopped');
+        for (const { item: child, label } of page) {
+          // A leaf is written without a walk of its own: most objects of a model are leaves.
+          if (child.lists === NO_LISTS) {
+            child.lists = null;
+            const written = this.write(child.node, [...key, label], l.name, writer);
+            if (written) await written;
+          } else {
+            await this.walk(child, [...key, label], l.name, writer);
+          }
+        }
       }
     }
+  }
+
+  /** Writes an object's record; a promise only where something must be waited for (a reference's place, the output). */
+  private write(node: Node, key: string[], list: string | undefined, writer: RecordWriter): Promise<void> | undefined {
+    this.count++;
+    const record = this.recordOf(node, key, list);
+    return record instanceof Promise ? record.then((r) => writer.write(r)) : writer.write(record);
   }
 
   /**
@@ -393,33 +412,64 @@ export class Download {
     return parts.join(' ');
   }
 
-  private async recordOf(node: Node, key: string[], list: string | undefined): Promise<TransferRecord> {
+  /**
+   * The record of an object, made at once when the places of its references
+   * are known (read ahead with its batch), which they are but for a place
+   * forgotten past PLACES or one as of a past time.
+   */
+  private recordOf(node: Node, key: string[], list: string | undefined): TransferRecord | Promise<TransferRecord> {
+    for (const id of this.referencesOf(node)) if (!this.places.has(id)) return this.recordAfterReading(node, key, list);
+    return this.makeRecord(node, key, list, this.places);
+  }
+
+  /** The record, once the places of its references are read. */
+  private async recordAfterReading(node: Node, key: string[], list: string | undefined): Promise<TransferRecord> {
+    // Kept here: a read ahead of another batch may forget the places meanwhile (PLACES).
+    const places = new Map<string, Place | null>();
+    for (const id of this.referencesOf(node)) places.set(id, await this.placeOf(id));
+    return this.makeRecord(node, key, list, places);
+  }
+
+  /** The technical keys an object's record names by business key. */
+  private *referencesOf(node: Node): Generator<string> {
+    for (const p of this.typeFacts(node.type).properties) {
+      if (p.dataType !== 'REFERENCE') continue;
+      const value = node.props[p.name];
+      if (value === undefined || value === null) continue;
+      if (p.many && Array.isArray(value)) for (const id of value) yield String(id);
+      else yield String(value);
+    }
+  }
+
+  private makeRecord(node: Node, key: string[], list: string | undefined, places: ReadonlyMap<string, Place | null>): TransferRecord {
     const type = this.o.model.types[node.type];
     const properties: Record<string, unknown> = {};
-    const columns: Record<string, unknown> = { label: node.label, title: node.title, description: node.description, status: node.status };
     // A label the service derives from the properties is left for the upload to derive again.
-    const derived = derivedLabel(type, (n) => node.props[n]) === node.label;
+    const derived = type.labelFrom !== undefined && derivedLabel(type, (n) => node.props[n]) === node.label;
     for (const p of this.typeFacts(node.type).properties) {
-      let value = p.name in columns ? columns[p.name] : node.props[p.name];
+      let value = SYSTEM_COLUMNS.has(p.name) ? node[p.name as 'label'] : node.props[p.name];
       if (value === undefined || value === null) continue;
       if (p.name === 'label' && derived) continue;
       if (p.dataType === 'REFERENCE') {
         if (p.many && Array.isArray(value)) {
           const keys: string[] = [];
           for (const id of value) {
-            const k = await this.keyOf(String(id));
+            const k = this.keyAt(places.get(String(id)) ?? null);
             if (k !== undefined) keys.push(k);
           }
           value = keys;
         } else {
-          value = await this.keyOf(String(value));
+          value = this.keyAt(places.get(String(value)) ?? null);
           if (value === undefined) continue;
         }
       }
       properties[p.name] = value;
     }
-    if (Object.keys(node.custom).length) properties.customProperties = sortedValue(node.custom);
-    return { type: node.type, key, ...(list !== undefined ? { list } : {}), properties };
+    for (const _ in node.custom) {
+      properties.customProperties = sortedValue(node.custom);
+      break;
+    }
+    return list !== undefined ? { type: node.type, key, list, properties } : { type: node.type, key, properties };
   }
 
   /**
@@ -445,7 +495,10 @@ export class Download {
 
   /** The business key of a referenced object: relative below the download's root, else from its model's root with a leading `/`. */
   async keyOf(id: string): Promise<string | undefined> {
-    const place = await this.placeOf(id);
+    return this.keyAt(await this.placeOf(id));
+  }
+
+  private keyAt(place: Place | null): string | undefined {
     if (!place) return undefined;
     const at = place.ids.indexOf(this.o.root.id);
     if (at >= 0) return formatKey(place.labels.slice(at));
