@@ -12,7 +12,7 @@
  * the target's model (its root object). A reference whose target is gone
  * (or invisible at the time asked) is left out.
  */
-import { listPlanOf, ObjectStore, UUID, type InteractiveGate, type Metamodel, type PropertyDef } from '../../runtime/host.ts';
+import { listPlanOf, ObjectStore, UUID, type InteractiveGate, type Metamodel } from '../../runtime/host.ts';
 import type { Knex } from 'knex';
 import { formatKey, type RecordWriter, type TransferRecord } from './records.ts';
 import { childLists, derivedLabel, labelFromReferences, recordProperties, sortedValue, type Node } from './model.ts';
@@ -170,6 +170,17 @@ interface Place {
   ids: string[];
 }
 
+/** What the walk needs of a type, worked out once. */
+interface TypeFacts {
+  /** The child lists it reads (those that can hold a type the download keeps). */
+  lists: string[];
+  /** The record's properties: from a column of the object or its other properties, a reference, many-valued. */
+  properties: { name: string; column: boolean; reference: boolean; many: boolean }[];
+  derivesLabel: boolean;
+  /** Properties naming objects by technical key: the record's references and those the label is derived from. */
+  references: string[];
+}
+
 /** What a place is made of: an object's key, its parent's and its label. */
 type PlaceRow = Pick<Node, 'id' | 'parentId' | 'label'>;
 
@@ -236,7 +247,7 @@ export class Download {
   private readonly places = new Map<string, Place | null>();
   private readonly keeps: (typeName: string) => boolean;
   /** Per type: the lists the walk reads, the record's properties, the references among all properties. */
-  private readonly byType = new Map<string, { lists: string[]; properties: PropertyDef[]; references: string[] }>();
+  private readonly byType = new Map<string, TypeFacts>();
   /** How many objects were written. */
   count = 0;
 
@@ -269,7 +280,8 @@ export class Download {
       const properties = recordProperties(type);
       facts = {
         lists: childLists(type).filter((l) => l.itemTypes.some((t) => this.keeps(t))).map((l) => l.name),
-        properties,
+        properties: properties.map((p) => ({ name: p.name, column: SYSTEM_COLUMNS.has(p.name), reference: p.dataType === 'REFERENCE', many: !!p.many })),
+        derivesLabel: !!type.labelFrom,
         // What a record names by business key: its references, and those its label is derived from.
         references: type.properties.filter((p) => p.dataType === 'REFERENCE' && (properties.includes(p) || type.labelFrom?.includes(p.name))).map((p) => p.name),
       };
@@ -418,7 +430,14 @@ export class Download {
    * forgotten past PLACES or one as of a past time.
    */
   private recordOf(node: Node, key: string[], list: string | undefined): TransferRecord | Promise<TransferRecord> {
-    for (const id of this.referencesOf(node)) if (!this.places.has(id)) return this.recordAfterReading(node, key, list);
+    for (const p of this.typeFacts(node.type).properties) {
+      if (!p.reference) continue;
+      const value = node.props[p.name];
+      if (value === undefined || value === null) continue;
+      if (p.many && Array.isArray(value)) {
+        for (const id of value) if (!this.places.has(String(id))) return this.recordAfterReading(node, key, list);
+      } else if (!this.places.has(String(value))) return this.recordAfterReading(node, key, list);
+    }
     return this.makeRecord(node, key, list, this.places);
   }
 
@@ -426,31 +445,24 @@ export class Download {
   private async recordAfterReading(node: Node, key: string[], list: string | undefined): Promise<TransferRecord> {
     // Kept here: a read ahead of another batch may forget the places meanwhile (PLACES).
     const places = new Map<string, Place | null>();
-    for (const id of this.referencesOf(node)) places.set(id, await this.placeOf(id));
+    for (const p of this.typeFacts(node.type).properties) {
+      const value = p.reference ? node.props[p.name] : undefined;
+      if (value === undefined || value === null) continue;
+      for (const id of p.many && Array.isArray(value) ? value : [value]) places.set(String(id), await this.placeOf(String(id)));
+    }
     return this.makeRecord(node, key, list, places);
   }
 
-  /** The technical keys an object's record names by business key. */
-  private *referencesOf(node: Node): Generator<string> {
-    for (const p of this.typeFacts(node.type).properties) {
-      if (p.dataType !== 'REFERENCE') continue;
-      const value = node.props[p.name];
-      if (value === undefined || value === null) continue;
-      if (p.many && Array.isArray(value)) for (const id of value) yield String(id);
-      else yield String(value);
-    }
-  }
-
   private makeRecord(node: Node, key: string[], list: string | undefined, places: ReadonlyMap<string, Place | null>): TransferRecord {
-    const type = this.o.model.types[node.type];
+    const facts = this.typeFacts(node.type);
     const properties: Record<string, unknown> = {};
     // A label the service derives from the properties is left for the upload to derive again.
-    const derived = type.labelFrom !== undefined && derivedLabel(type, (n) => node.props[n]) === node.label;
-    for (const p of this.typeFacts(node.type).properties) {
-      let value = SYSTEM_COLUMNS.has(p.name) ? node[p.name as 'label'] : node.props[p.name];
+    const derived = facts.derivesLabel && derivedLabel(this.o.model.types[node.type], (n) => node.props[n]) === node.label;
+    for (const p of facts.properties) {
+      let value = p.column ? node[p.name as 'label'] : node.props[p.name];
       if (value === undefined || value === null) continue;
       if (p.name === 'label' && derived) continue;
-      if (p.dataType === 'REFERENCE') {
+      if (p.reference) {
         if (p.many && Array.isArray(value)) {
           const keys: string[] = [];
           for (const id of value) {

@@ -171,9 +171,9 @@ function columnsOf(alias = ''): string {
 const COLUMNS = columnsOf();
 
 /** An object as a walk over a whole tree reads it (downloads): what it is and holds, not who changed it when. */
-export type TreeObject = Pick<StoredObject, 'id' | 'type' | 'parentId' | 'list' | 'label' | 'title' | 'description' | 'status' | 'modelId' | 'props' | 'custom'>
+export type TreeObject = Pick<StoredObject, 'id' | 'type' | 'parentId' | 'list' | 'label' | 'title' | 'description' | 'status' | 'props' | 'custom'>
   & { hasChildren: boolean };
-const TREE_COLUMNS = 'id, type, parent_id, list, label, title, description, status, model_id, props, custom';
+const TREE_COLUMNS = 'id, type, parent_id as "parentId", list, label, title, description, status, props, custom';
 
 interface Row {
   id: string; tenant: string; type: string; parent_id: string | null; list: string; label: string;
@@ -394,26 +394,22 @@ export class ObjectStore {
     const children: TreeObject[][] = parentIds.map(() => []);
     if (!parentIds.length) return { children, complete: 0 };
     // A lateral subquery is joined by a nested loop over the objects in the order given, each one's rows in
-    // its own order: the limit keeps the first rows of that sequence. The numbers check that it did.
+    // its own order: the limit keeps the first rows of that sequence. The objects' numbers check that it did.
     const r = await this.q.raw(
-      `select v.n, c.*, g.has_children from unnest(?::uuid[]) with ordinality as v(parent_id, n),
-         lateral (select ${TREE_COLUMNS}, row_number() over (order by list, label, id) as r from ${this.s}.objects
+      `select v.n::int as n, c.*, g."hasChildren" from unnest(?::uuid[]) with ordinality as v(parent_id, n),
+         lateral (select ${TREE_COLUMNS} from ${this.s}.objects
            where parent_id = v.parent_id and tenant = ?::uuid order by list, label, id limit ?) c,
-         lateral (select exists (select 1 from ${this.s}.objects g where g.parent_id = c.id) as has_children) g
+         lateral (select exists (select 1 from ${this.s}.objects g where g.parent_id = c.id) as "hasChildren") g
        limit ?`,
       [parentIds, tenant, total, total],
     );
-    const rows = r.rows as (Row & { n: string | number; r: string | number })[];
-    let [n, k] = [0, 0];
+    // The rows are the objects (the columns are named so): a walk reads 100,000s of them.
+    const rows = r.rows as (TreeObject & { n: number })[];
+    let n = 0;
     for (const row of rows) {
-      const [rowN, rowK] = [Number(row.n) - 1, Number(row.r)];
-      if (rowN < n || (rowN === n ? rowK !== k + 1 : rowK !== 1)) throw new Error('children of many objects: rows out of the order asked');
-      [n, k] = [rowN, rowK];
-      children[n].push({
-        id: row.id, type: row.type, parentId: row.parent_id, list: row.list, label: row.label, title: row.title,
-        description: row.description, status: row.status, modelId: row.model_id, props: row.props ?? {}, custom: row.custom ?? {},
-        hasChildren: (row as unknown as { has_children: boolean }).has_children,
-      });
+      if (row.n - 1 < n) throw new Error('children of many objects: rows out of the order asked');
+      n = row.n - 1;
+      children[n].push(row);
     }
     return { children, complete: rows.length < total ? parentIds.length : n };
   }
