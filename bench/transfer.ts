@@ -135,6 +135,8 @@ async function runOne(backend: string): Promise<Figure[]> {
     if (xmlDownload.result.status !== 200) throw new Error(`xml: ${xmlDownload.result.status}`);
     figures.push({ name: 'XML download, s', value: xmlDownload.result.seconds.toFixed(1), target: '' });
     figures.push({ name: 'memory growth during the XML download, MB', value: xmlDownload.growthMb.toFixed(0), target: '< 300', pass: xmlDownload.growthMb < 300 });
+    // Shown now too: a failure of what follows does not lose them.
+    printFigures(`${backend}, ${OBJECTS} objects, downloads`, figures);
 
     // The upload: the JSON download into an empty scheme of the other database, GETs of the first database beside it.
     const file = Buffer.from(await (await fetch(`${base}/api/bench/schemes/S/download?format=JSON`, { headers: { authorization: AUTH } })).arrayBuffer());
@@ -176,12 +178,12 @@ async function main() {
   const backends = args.backend === 'both' ? ['postgres', 'pglite'] : [args.backend!];
   const results = new Map<string, Figure[]>();
   for (const backend of backends) results.set(backend, await runOne(backend));
-  // The machine is often shared: figures mean little without its load.
-  console.log(`\nload average at the end: ${loadavg().map((l) => l.toFixed(2)).join(', ')}`);
-  for (const [backend, figures] of results) {
-    console.log(`\n${backend}, ${OBJECTS} objects`);
-    for (const f of figures) console.log(`${f.name.padEnd(92)} ${f.value.padStart(8)}  target ${f.target.padEnd(7)} ${f.pass === undefined ? '' : f.pass ? 'yes' : 'NO'}`);
-  }
+  for (const [backend, figures] of results) printFigures(`${backend}, ${OBJECTS} objects`, figures);
+}
+
+function printFigures(title: string, figures: Figure[]) {
+  console.log(`\n${title} (load average ${loadavg().map((l) => l.toFixed(2)).join(', ')})`);
+  for (const f of figures) console.log(`${f.name.padEnd(92)} ${f.value.padStart(8)}  target ${f.target.padEnd(7)} ${f.pass === undefined ? '' : f.pass ? 'yes' : 'NO'}`);
 }
 
 main().then(() => process.exit(0), (err) => {
