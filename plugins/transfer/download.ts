@@ -12,14 +12,19 @@
  * the target's model (its root object). A reference whose target is gone
  * (or invisible at the time asked) is left out.
  */
-import { listPlanOf, ObjectStore, type InteractiveGate, type Metamodel, type StoredObject } from '../../runtime/host.ts';
+import { listPlanOf, ObjectStore, UUID, type InteractiveGate, type Metamodel } from '../../runtime/host.ts';
 import type { Knex } from 'knex';
 import { formatKey, type RecordWriter, type TransferRecord } from './records.ts';
 import { childLists, derivedLabel, labelFromReferences, recordProperties, sortedValue, type Node } from './model.ts';
 
-const PAGE = 500;
+/** Objects of one list read in one statement, past those read ahead. */
+const PAGE = 1000;
 
-const nodeOf = (o: StoredObject): Node => ({
+/** The properties a record takes from the object's columns (Node), not from its other properties. */
+const SYSTEM_COLUMNS = new Set(['label', 'title', 'description', 'status']);
+
+/** An object as the walk keeps it: without what the store read beside (versions, authors, times). */
+const nodeOf = (o: Node): Node => ({
   id: o.id, type: o.type, parentId: o.parentId, list: o.list, label: o.label, title: o.title, description: o.description,
   status: o.status, modelId: o.modelId, props: o.props, custom: o.custom,
 });
@@ -37,6 +42,12 @@ function nodeOfRow(row: Record<string, unknown>, model: Metamodel): Node {
   };
 }
 
+/** The first children of one list of an object; `rest`, where it may hold more: after which of them (or from the start) they follow. */
+export interface ListStart {
+  nodes: Node[];
+  rest?: { after?: { label: string; id: string } };
+}
+
 /** The objects of a database as they are now, or as they were at a time. */
 export class Source {
   private readonly store: ObjectStore;
@@ -45,20 +56,74 @@ export class Source {
     this.store = new ObjectStore(knex, db);
   }
 
-  async *children(parentId: string | null, list: string, tenant = this.tenant): AsyncGenerator<Node[]> {
+  /** A list's children a page at a time, by label; `after`: from past this (label, id) on. */
+  async *children(parentId: string | null, list: string, o: { tenant?: string; after?: { label: string; id: string } } = {}): AsyncGenerator<Node[]> {
+    const tenant = o.tenant ?? this.tenant;
     if (this.at !== undefined) {
       const rows = await this.store.childrenAt(tenant, parentId, list, this.at);
       // History rows do not carry the list; they were asked for by it.
       if (rows.length) yield rows.map((r) => ({ ...nodeOfRow(r, this.model), list }));
       return;
     }
-    for (let after: { label: string; id: string } | undefined; ;) {
-      const page = await this.store.children(tenant, parentId, list, { limit: PAGE, ...(after ? { after } : {}) });
+    const read = (after?: { label: string; id: string }) => this.store.children(tenant, parentId, list, { limit: PAGE, ...(after ? { after } : {}) });
+    for (let reading = read(o.after); ;) {
+      const page = await reading;
+      const last = page[page.length - 1];
+      // The next page is read while this one is written.
+      if (page.length === PAGE) {
+        reading = read({ label: last.label, id: last.id });
+        reading.catch(() => undefined);
+      }
       if (page.length) yield page.map(nodeOf);
       if (page.length < PAGE) return;
-      const last = page[page.length - 1];
-      after = { label: last.label, id: last.id };
     }
+  }
+
+  /**
+   * The children in the lists asked of many objects in one statement, at
+   * most `total` (as of a past time: all of them, a statement per list that
+   * held something then). One map per object, of its lists that hold
+   * something, or undefined for an object the statement did not reach.
+   */
+  async childrenOfMany(asks: { node: Node; lists: string[] }[], total: number): Promise<(Map<string, ListStart> | undefined)[]> {
+    if (this.at !== undefined) {
+      const filled = await this.nonEmptyLists(asks.map((a) => a.node));
+      const found: Map<string, ListStart>[] = [];
+      for (const { node, lists } of asks) {
+        const starts = new Map<string, ListStart>();
+        for (const list of lists) {
+          if (!filled.get(node.id)?.has(list)) continue;
+          const nodes: Node[] = [];
+          for await (const page of this.children(node.id, list)) nodes.push(...page);
+          if (nodes.length) starts.set(list, { nodes });
+        }
+        found.push(starts);
+      }
+      return found;
+    }
+    const { children, complete } = await this.store.childrenOfMany(this.tenant, asks.map((a) => a.node.id), total);
+    // The object the statement stopped in is read again with the next ones, unless it is the first (its lists then go on from where they were cut).
+    const reached = complete > 0 && complete < asks.length ? complete - 1 : complete;
+    return asks.map((a, n) => {
+      if (n > reached) return undefined;
+      const byList = new Map<string, Node[]>();
+      for (const o of children[n]) {
+        const nodes = byList.get(o.list) ?? [];
+        if (!nodes.length) byList.set(o.list, nodes);
+        nodes.push(o);
+      }
+      const starts = new Map<string, ListStart>();
+      const cut = n === complete && complete < asks.length ? children[n][children[n].length - 1] : undefined;
+      for (const list of a.lists) {
+        const nodes = byList.get(list) ?? [];
+        const last = nodes[nodes.length - 1];
+        if (cut?.list === list) starts.set(list, { nodes, rest: { after: { label: last.label, id: last.id } } });
+        // In the object the statement stopped in, a list not seen may come after the one cut short: read from its start.
+        else if (cut && !nodes.length) starts.set(list, { nodes, rest: {} });
+        else if (nodes.length) starts.set(list, { nodes });
+      }
+      return starts;
+    });
   }
 
   /**
@@ -70,6 +135,11 @@ export class Source {
       id: n.id, type: n.type, tenant: this.tenant, parentId: n.parentId, ...(this.at !== undefined ? { at: this.at } : {}),
     })));
     return new Map(nodes.map((n, i) => [n.id, new Set(facts[i].lists)]));
+  }
+
+  /** Objects and all above them (id, parent, label), in one statement; undefined as of a past time (byId answers there). */
+  async withAncestors(ids: string[]): Promise<{ id: string; parentId: string | null; label: string }[] | undefined> {
+    return this.at === undefined ? this.store.withAncestors(this.tenant, ids) : undefined;
   }
 
   async byId(id: string): Promise<Node | null> {
@@ -100,6 +170,20 @@ interface Place {
   ids: string[];
 }
 
+/** What the walk needs of a type, worked out once. */
+interface TypeFacts {
+  /** The child lists it reads (those that can hold a type the download keeps). */
+  lists: string[];
+  /** The record's properties: from a column of the object or its other properties, a reference, many-valued. */
+  properties: { name: string; column: boolean; reference: boolean; many: boolean }[];
+  derivesLabel: boolean;
+  /** Properties naming objects by technical key: the record's references and those the label is derived from. */
+  references: string[];
+}
+
+/** What a place is made of: an object's key, its parent's and its label. */
+type PlaceRow = Pick<Node, 'id' | 'parentId' | 'label'>;
+
 export interface DownloadOptions {
   model: Metamodel;
   source: Source;
@@ -113,9 +197,57 @@ export interface DownloadOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * An object to write. Its lists' first children are read ahead together
+ * with those of the objects read in the same statement (its batch), from
+ * it on: one statement for the lists of up to AHEAD objects, where a walk
+ * that read each object's lists when it came to it took two per object
+ * (which lists hold something, then each of them), and the statements, not
+ * the writing, were what a download waited for.
+ */
+interface Item {
+  node: Node;
+  /** Its lists' first children (of the lists that hold something): undefined until read, null once the walk took them. */
+  lists?: ReadonlyMap<string, ItemList> | null;
+  /** The read of its lists, while under way. */
+  reading?: Promise<void>;
+  /** The first object of its batch that the read of its lists did not reach: its read starts when the walk takes these lists. */
+  following?: Item;
+  batch: Item[];
+  /** Its index in the batch. */
+  at: number;
+}
+
+/** A list's first children as items, and where the rest follows (ListStart). */
+interface ItemList {
+  items: Item[];
+  rest?: ListStart['rest'];
+}
+
+/** The lists of a leaf (never changed: the walk only takes an item's lists). */
+const NO_LISTS: ReadonlyMap<string, ItemList> = new Map();
+
+/** Objects whose lists are read in one statement, at most. */
+const AHEAD = 1000;
+/**
+ * Children such a statement reads at most, of one object after the other.
+ * The objects past them are read when the walk comes to them, and the rest
+ * of a list cut short from where it was left, a PAGE at a time.
+ */
+const AHEAD_ROWS = 5000;
+/**
+ * The places of referenced objects kept (the walk reads each once, for all
+ * references to it): a download names them by business key again and again.
+ * Past this many (a model referring to more distinct objects) they are
+ * forgotten and read again as needed, which costs statements, not memory.
+ */
+const PLACES = 100_000;
+
 export class Download {
   private readonly places = new Map<string, Place | null>();
   private readonly keeps: (typeName: string) => boolean;
+  /** Per type: the lists the walk reads, the record's properties, the references among all properties. */
+  private readonly byType = new Map<string, TypeFacts>();
   /** How many objects were written. */
   count = 0;
 
@@ -136,36 +268,144 @@ export class Download {
   }
 
   async run(writer: RecordWriter): Promise<void> {
-    await this.walk(this.o.root, [], undefined, writer);
+    const [root] = await this.batchOf([this.o.root]);
+    await this.walk(root, [], undefined, writer);
     await writer.end();
   }
 
-  /** `filled`: the node's lists that hold something, where known (every list is read otherwise). */
-  private async walk(node: Node, key: string[], list: string | undefined, writer: RecordWriter, filled?: Set<string>): Promise<void> {
+  private typeFacts(name: string) {
+    let facts = this.byType.get(name);
+    if (!facts) {
+      const type = this.o.model.types[name];
+      const properties = recordProperties(type);
+      facts = {
+        lists: childLists(type).filter((l) => l.itemTypes.some((t) => this.keeps(t))).map((l) => l.name),
+        properties: properties.map((p) => ({ name: p.name, column: SYSTEM_COLUMNS.has(p.name), reference: p.dataType === 'REFERENCE', many: !!p.many })),
+        derivesLabel: !!type.labelFrom,
+        // What a record names by business key: its references, and those its label is derived from.
+        references: type.properties.filter((p) => p.dataType === 'REFERENCE' && (properties.includes(p) || type.labelFrom?.includes(p.name))).map((p) => p.name),
+      };
+      this.byType.set(name, facts);
+    }
+    return facts;
+  }
+
+  private async walk(item: Item, key: string[], list: string | undefined, writer: RecordWriter): Promise<void> {
     if (this.o.signal?.aborted) throw new Error('download stopped');
-    await writer.write(await this.recordOf(node, key, list));
-    this.count++;
-    const { model } = this.o;
-    const lists = childLists(model.types[node.type]).filter((l) => l.itemTypes.some((t) => this.keeps(t)) && (!filled || filled.has(l.name)))
-      .map((l) => ({ name: l.name, pages: () => this.o.source.children(node.id, l.name) }));
-    if (node.id === this.o.root.id) for (const extra of this.o.extraLists?.(node) ?? []) lists.push(extra);
+    const { node } = item;
+    await this.write(node, key, list, writer);
+    const starts = await this.listsOf(item);
+    const lists = this.typeFacts(node.type).lists.filter((name) => starts.has(name))
+      .map((name) => ({ name, pages: () => this.pages(node, name, starts.get(name)!) }));
+    if (node.id === this.o.root.id) for (const extra of this.o.extraLists?.(node) ?? []) lists.push({ name: extra.name, pages: () => this.batches(extra.pages()) });
     for (const l of lists) {
       for await (const page of this.ordered(l.pages())) {
         await this.o.gate?.pause();
-        const kept = page.filter(({ child }) => this.keeps(child.type));
-        const lists = await this.o.source.nonEmptyLists(kept.map(({ child }) => child));
-        for (const { child, label } of kept) await this.walk(child, [...key, label], l.name, writer, lists.get(child.id));
+        if (this.o.signal?.aborted) throw new Error('download stopped');
+        for (const { item: child, label } of page) {
+          // A leaf is written without a walk of its own: most objects of a model are leaves.
+          if (child.lists === NO_LISTS) {
+            child.lists = null;
+            const written = this.write(child.node, [...key, label], l.name, writer);
+            if (written) await written;
+          } else {
+            await this.walk(child, [...key, label], l.name, writer);
+          }
+        }
       }
     }
   }
 
+  /** Writes an object's record; a promise only where something must be waited for (a reference's place, the output). */
+  private write(node: Node, key: string[], list: string | undefined, writer: RecordWriter): Promise<void> | undefined {
+    this.count++;
+    const record = this.recordOf(node, key, list);
+    return record instanceof Promise ? record.then((r) => writer.write(r)) : writer.write(record);
+  }
+
+  /**
+   * The item's lists' first children, taken (the walk asks once): read now
+   * unless read or being read. Taking them starts the read of the objects
+   * of the batch that the same read did not reach, so that its statement
+   * runs while the walk writes these (one read ahead per batch).
+   */
+  private async listsOf(item: Item): Promise<ReadonlyMap<string, ItemList>> {
+    while (item.lists === undefined) await (item.reading ?? this.readAhead(item));
+    const lists = item.lists!;
+    item.lists = null;
+    const next = item.following;
+    // A failed read ahead fails the walk when it comes to those objects (their `reading`), not before.
+    if (next && next.lists === undefined && !next.reading) this.readAhead(next).catch(() => undefined);
+    return lists;
+  }
+
+  /** Reads the lists of the item and of the next objects of its batch not read or being read, in one statement. */
+  private readAhead(item: Item): Promise<void> {
+    const asks: Item[] = [];
+    for (let i = item.at; i < item.batch.length && asks.length < AHEAD; i++) {
+      const next = item.batch[i];
+      if (next.lists === undefined && !next.reading) asks.push(next);
+    }
+    const reading = this.read(asks).finally(() => {
+      for (const a of asks) a.reading = undefined;
+    });
+    for (const a of asks) a.reading = reading;
+    return reading;
+  }
+
+  private async read(asks: Item[]): Promise<void> {
+    const found = await this.o.source.childrenOfMany(asks.map((a) => ({ node: a.node, lists: this.typeFacts(a.node.type).lists })), AHEAD_ROWS);
+    // The children read are the next batch, in the order read (by object, list and label).
+    const batch: Item[] = [];
+    const lists = found.map((starts) => {
+      if (!starts) return undefined;
+      const itemLists = new Map<string, ItemList>();
+      for (const [name, start] of starts) {
+        const items = start.nodes.filter((node) => this.keeps(node.type)).map((node) => {
+          // A leaf's lists need no reading.
+          const child: Item = { node, batch, at: batch.length, ...(node.hasChildren === false ? { lists: NO_LISTS } : {}) };
+          batch.push(child);
+          return child;
+        });
+        itemLists.set(name, { items, rest: start.rest });
+      }
+      return itemLists;
+    });
+    await this.prepareReferences(batch.map((b) => b.node));
+    const last = asks[asks.length - 1];
+    const following = asks.find((_, n) => !lists[n]) ?? last.batch[last.at + 1];
+    asks.forEach((a, n) => {
+      if (!lists[n]) return;
+      a.lists = lists[n];
+      a.following = following;
+    });
+  }
+
+  /** A list's pages of items: the children read ahead, then (where it holds more) the rest a page at a time. */
+  private async *pages(node: Node, list: string, start: ItemList): AsyncGenerator<Item[]> {
+    yield start.items;
+    if (start.rest) yield* this.batches(this.o.source.children(node.id, list, start.rest));
+  }
+
+  /** Pages of objects as items, each page a batch. */
+  private async *batches(pages: AsyncGenerator<Node[]>): AsyncGenerator<Item[]> {
+    for await (const page of pages) yield this.batchOf(page.filter((n) => this.keeps(n.type)));
+  }
+
+  private async batchOf(nodes: Node[]): Promise<Item[]> {
+    const batch: Item[] = [];
+    for (const node of nodes) batch.push({ node, batch, at: batch.length });
+    await this.prepareReferences(nodes);
+    return batch;
+  }
+
   /** Pages with each object's business label; a list whose labels come from references is read whole and sorted by those. */
-  private async *ordered(pages: AsyncGenerator<Node[]>): AsyncGenerator<{ child: Node; label: string }[]> {
-    const derived: { child: Node; label: string }[] = [];
+  private async *ordered(pages: AsyncGenerator<Item[]>): AsyncGenerator<{ item: Item; label: string }[]> {
+    const derived: { item: Item; label: string }[] = [];
     for await (const page of pages) {
-      const fromRefs = page.filter((n) => labelFromReferences(this.o.model, n.type));
-      if (fromRefs.length < page.length) yield page.filter((n) => !labelFromReferences(this.o.model, n.type)).map((child) => ({ child, label: child.label }));
-      for (const child of fromRefs) derived.push({ child, label: await this.businessLabel(child) });
+      const fromRefs = page.filter((i) => labelFromReferences(this.o.model, i.node.type));
+      if (fromRefs.length < page.length) yield page.filter((i) => !labelFromReferences(this.o.model, i.node.type)).map((item) => ({ item, label: item.node.label }));
+      for (const item of fromRefs) derived.push({ item, label: await this.businessLabel(item.node) });
     }
     if (derived.length) yield derived.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
   }
@@ -184,51 +424,107 @@ export class Download {
     return parts.join(' ');
   }
 
-  private async recordOf(node: Node, key: string[], list: string | undefined): Promise<TransferRecord> {
-    const type = this.o.model.types[node.type];
+  /**
+   * The record of an object, made at once when the places of its references
+   * are known (read ahead with its batch), which they are but for a place
+   * forgotten past PLACES or one as of a past time.
+   */
+  private recordOf(node: Node, key: string[], list: string | undefined): TransferRecord | Promise<TransferRecord> {
+    for (const p of this.typeFacts(node.type).properties) {
+      if (!p.reference) continue;
+      const value = node.props[p.name];
+      if (value === undefined || value === null) continue;
+      if (p.many && Array.isArray(value)) {
+        for (const id of value) if (!this.places.has(String(id))) return this.recordAfterReading(node, key, list);
+      } else if (!this.places.has(String(value))) return this.recordAfterReading(node, key, list);
+    }
+    return this.makeRecord(node, key, list, this.places);
+  }
+
+  /** The record, once the places of its references are read. */
+  private async recordAfterReading(node: Node, key: string[], list: string | undefined): Promise<TransferRecord> {
+    // Kept here: a read ahead of another batch may forget the places meanwhile (PLACES).
+    const places = new Map<string, Place | null>();
+    for (const p of this.typeFacts(node.type).properties) {
+      const value = p.reference ? node.props[p.name] : undefined;
+      if (value === undefined || value === null) continue;
+      for (const id of p.many && Array.isArray(value) ? value : [value]) places.set(String(id), await this.placeOf(String(id)));
+    }
+    return this.makeRecord(node, key, list, places);
+  }
+
+  private makeRecord(node: Node, key: string[], list: string | undefined, places: ReadonlyMap<string, Place | null>): TransferRecord {
+    const facts = this.typeFacts(node.type);
     const properties: Record<string, unknown> = {};
-    const columns: Record<string, unknown> = { label: node.label, title: node.title, description: node.description, status: node.status };
     // A label the service derives from the properties is left for the upload to derive again.
-    const derived = derivedLabel(type, (n) => node.props[n]) === node.label;
-    for (const p of recordProperties(type)) {
-      let value = p.name in columns ? columns[p.name] : node.props[p.name];
+    const derived = facts.derivesLabel && derivedLabel(this.o.model.types[node.type], (n) => node.props[n]) === node.label;
+    for (const p of facts.properties) {
+      let value = p.column ? node[p.name as 'label'] : node.props[p.name];
       if (value === undefined || value === null) continue;
       if (p.name === 'label' && derived) continue;
-      if (p.dataType === 'REFERENCE') {
+      if (p.reference) {
         if (p.many && Array.isArray(value)) {
           const keys: string[] = [];
           for (const id of value) {
-            const k = await this.keyOf(String(id));
+            const k = this.keyAt(places.get(String(id)) ?? null);
             if (k !== undefined) keys.push(k);
           }
           value = keys;
         } else {
-          value = await this.keyOf(String(value));
+          value = this.keyAt(places.get(String(value)) ?? null);
           if (value === undefined) continue;
         }
       }
       properties[p.name] = value;
     }
-    if (Object.keys(node.custom).length) properties.customProperties = sortedValue(node.custom);
-    return { type: node.type, key, ...(list !== undefined ? { list } : {}), properties };
+    for (const _ in node.custom) {
+      properties.customProperties = sortedValue(node.custom);
+      break;
+    }
+    return list !== undefined ? { type: node.type, key, list, properties } : { type: node.type, key, properties };
+  }
+
+  /**
+   * Reads the places of the objects that these refer to and that are not
+   * known yet, with everything above them, in one statement (as of a past
+   * time, keyOf reads them one by one).
+   */
+  private async prepareReferences(nodes: Node[]): Promise<void> {
+    const ids = new Set<string>();
+    for (const node of nodes) {
+      for (const name of this.typeFacts(node.type).references) {
+        const value = node.props[name];
+        for (const id of Array.isArray(value) ? value : [value]) if (typeof id === 'string' && UUID.test(id) && !this.places.has(id)) ids.add(id);
+      }
+    }
+    if (!ids.size) return;
+    const rows = await this.o.source.withAncestors([...ids]);
+    if (!rows) return;
+    if (this.places.size + ids.size > PLACES) this.places.clear();
+    const known = new Map(rows.map((r) => [r.id, r]));
+    for (const id of ids) await this.placeOf(id, 0, known);
   }
 
   /** The business key of a referenced object: relative below the download's root, else from its model's root with a leading `/`. */
   async keyOf(id: string): Promise<string | undefined> {
-    const place = await this.placeOf(id);
+    return this.keyAt(await this.placeOf(id));
+  }
+
+  private keyAt(place: Place | null): string | undefined {
     if (!place) return undefined;
     const at = place.ids.indexOf(this.o.root.id);
     if (at >= 0) return formatKey(place.labels.slice(at));
     return formatKey(place.labels, place.rootLabel);
   }
 
-  private async placeOf(id: string, depth = 0): Promise<Place | null> {
+  /** `known`: the objects read ahead (prepareReferences); otherwise each is read when asked. */
+  private async placeOf(id: string, depth = 0, known?: Map<string, PlaceRow>): Promise<Place | null> {
     if (this.places.has(id)) return this.places.get(id)!;
-    const node = depth > 64 ? null : await this.o.source.byId(id);
+    const node = depth > 64 ? null : known ? known.get(id) ?? null : await this.o.source.byId(id);
     let place: Place | null = null;
     if (node && node.parentId === null) place = { rootId: node.id, rootLabel: node.label, labels: [], ids: [node.id] };
     else if (node) {
-      const parent = await this.placeOf(node.parentId!, depth + 1);
+      const parent = await this.placeOf(node.parentId!, depth + 1, known);
       if (parent) place = { rootId: parent.rootId, rootLabel: parent.rootLabel, labels: [...parent.labels, node.label], ids: [...parent.ids, node.id] };
     }
     this.places.set(id, place);

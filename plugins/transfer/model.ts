@@ -18,9 +18,12 @@ export interface Node {
   title: string | null;
   description: string | null;
   status: string | null;
-  modelId: string | null;
+  /** Where the read gave it (a walk over a tree does not need it). */
+  modelId?: string | null;
   props: Record<string, unknown>;
   custom: Record<string, unknown>;
+  /** Whether it has children, where the read that found it said. */
+  hasChildren?: boolean;
 }
 
 /** The properties a record carries, in metamodel order: writable, readable, not the reference to the parent (the nesting says it). */

@@ -71,7 +71,8 @@ export interface WriteContext {
 }
 
 export interface RecordWriter {
-  write(record: TransferRecord): Promise<void>;
+  /** Undefined, or a promise to await before the next record (the output wants draining): a download writes 100,000s of records. */
+  write(record: TransferRecord): Promise<void> | undefined;
   /** Called once after the last record; flushes and ends the output stream. */
   end(): Promise<void>;
   /**

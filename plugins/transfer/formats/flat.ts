@@ -142,11 +142,16 @@ export interface Table {
 export class TableStager {
   private readonly types = new Map<string, { file: WriteStream; path: string; found: Set<string> }>();
   private directory?: Awaited<ReturnType<typeof temporaryDirectory>>;
+  private making?: Promise<void>;
 
   constructor(private readonly context: WriteContext, private readonly style: CellStyle) {}
 
-  async add(record: TransferRecord): Promise<void> {
-    this.directory ??= await temporaryDirectory();
+  /** Undefined unless the caller must wait (for the directory, or a staging file to drain). */
+  add(record: TransferRecord): Promise<void> | undefined {
+    if (!this.directory) {
+      this.making ??= temporaryDirectory().then((directory) => { this.directory = directory; });
+      return this.making.then(() => this.add(record));
+    }
     let table = this.types.get(record.type);
     if (!table) {
       const path = join(this.directory.path, `${this.types.size}.ndjson`);
@@ -162,7 +167,7 @@ export class TableStager {
       typeof label === 'string' ? label : isRoot ? null : record.key[record.key.length - 1] ?? null,
       rest,
     ];
-    if (!table.file.write(`${JSON.stringify(row)}\n`)) await once(table.file, 'drain');
+    return table.file.write(`${JSON.stringify(row)}\n`) ? undefined : once(table.file, 'drain').then(() => undefined);
   }
 
   /** Drops the staging files, for a writing that stops early. */
@@ -192,7 +197,10 @@ export class TableStager {
               list === null ? undefined : literal(list, textStyle, false),
               label === null ? undefined : literal(label, textStyle, false),
             ];
-            for (let i = 3; i < names.length; i++) cells.push(toCell(values[names[i]!], properties[i], style));
+            for (let i = 3; i < names.length; i++) {
+              const value = values[names[i]!];
+              cells.push(value === undefined || value === null ? undefined : toCell(value, properties[i], style));
+            }
             yield cells;
           }
         }

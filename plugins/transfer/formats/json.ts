@@ -12,51 +12,79 @@ import { FileProblem, type RecordWriter, type TransferFormat, type TransferRecor
 import { descend, type Frame } from './tree.ts';
 import { textOf } from './text.ts';
 
-const pad = (n: number) => ' '.repeat(n);
+const pads: string[] = [];
+/** n spaces (kept: the same few indentations over and over). */
+const pad = (n: number) => (pads[n] ??= ' '.repeat(n));
 
 /** The depth-th object's indentation: its properties stand 2 further in. */
 const objectIndent = (depth: number) => depth * 4;
 
+/** Bytes handed to the stream at once. */
+const CHUNK = 65536;
+
+/**
+ * Writes records as they arrive. Each record's text is made in one piece and
+ * the pieces are joined once per chunk: appending small strings one by one
+ * made a rope that V8 flattened again when it became bytes, and that, with
+ * the indentation made anew for every line, took most of a download's time.
+ */
 export function jsonWriter(out: NodeJS.WritableStream): RecordWriter {
   const stack: Frame[] = [];
-  let buffer = '';
+  let parts: string[] = [];
+  let length = 0;
+  /** `,\n` and `"name": ` after an indentation, by indentation and name. */
+  const keys: Map<string, string>[] = [];
+  const keyAt = (indent: number, name: string) => {
+    const byName = keys[indent] ??= new Map();
+    let text = byName.get(name);
+    if (text === undefined) byName.set(name, text = `,\n${pad(indent)}${JSON.stringify(name)}: `);
+    return text;
+  };
+  const put = (text: string) => {
+    parts.push(text);
+    length += text.length;
+  };
   const flush = async () => {
-    if (!buffer) return;
-    const chunk = buffer;
-    buffer = '';
+    if (!parts.length) return;
+    const chunk = parts.join('');
+    parts = [];
+    length = 0;
     if (!out.write(chunk)) await new Promise<void>((resolve) => out.once('drain', resolve));
   };
   const close = (frame: Frame, depth: number) => {
     const indent = objectIndent(depth);
-    if (frame.openList !== undefined) buffer += `\n${pad(indent + 2)}]`;
-    buffer += `\n${pad(indent)}}`;
+    put(frame.openList !== undefined ? `\n${pad(indent + 2)}]\n${pad(indent)}}` : `\n${pad(indent)}}`);
   };
   return {
-    async write(record: TransferRecord) {
+    write(record: TransferRecord) {
       const depth = record.key.length;
       const { opens } = descend(stack, record, close);
       const indent = objectIndent(depth);
+      let text = '';
       if (depth > 0) {
         const parent = stack[depth - 1];
         if (opens) {
-          if (parent.openList !== undefined) buffer += `\n${pad(indent - 2)}]`;
-          buffer += `,\n${pad(indent - 2)}${JSON.stringify(record.list)}: [\n${pad(indent)}`;
+          if (parent.openList !== undefined) text += `\n${pad(indent - 2)}]`;
+          text += `,\n${pad(indent - 2)}${JSON.stringify(record.list)}: [\n${pad(indent)}`;
           parent.openList = record.list;
         } else {
-          buffer += `,\n${pad(indent)}`;
+          text += `,\n${pad(indent)}`;
         }
       }
-      buffer += `{\n${pad(indent + 2)}"_type": ${JSON.stringify(record.type)}`;
-      for (const [name, value] of Object.entries(record.properties)) {
+      text += `{\n${pad(indent + 2)}"_type": ${JSON.stringify(record.type)}`;
+      const properties = record.properties;
+      for (const name in properties) {
+        const value = properties[name];
         if (value === undefined) continue;
-        buffer += `,\n${pad(indent + 2)}${JSON.stringify(name)}: ${JSON.stringify(value)}`;
+        text += keyAt(indent + 2, name) + JSON.stringify(value);
       }
+      put(text);
       stack.push({ items: 0 });
-      if (buffer.length > 65536) await flush();
+      return length > CHUNK ? flush() : undefined;
     },
     async end() {
       while (stack.length) close(stack.pop()!, stack.length);
-      buffer += '\n';
+      put('\n');
       await flush();
       await new Promise<void>((resolve) => out.end(resolve));
     },

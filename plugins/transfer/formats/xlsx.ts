@@ -64,9 +64,12 @@ function writer(out: NodeJS.WritableStream, context: WriteContext): RecordWriter
   };
 }
 
+/** What escapeText changes can only stand where one of these does (most cells hold none). */
+const MAY_NEED_ESCAPE = /[_&\r\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]/;
+
 /** A cell's text as ECMA-376 strings hold it (see the top of this file). */
 export function escapeText(cell: Cell): Cell {
-  if (typeof cell !== 'string') return cell;
+  if (typeof cell !== 'string' || !MAY_NEED_ESCAPE.test(cell)) return cell;
   return cell
     .replace(/_(x[0-9A-Fa-f]{4}_)/g, '_x005F_$1')
     .replace(/[\r\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|&(?=[a-z]*;)/g, c => `_x${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}_`);

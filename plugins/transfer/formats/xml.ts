@@ -41,7 +41,7 @@
 import { once } from 'node:events';
 import { StringDecoder } from 'node:string_decoder';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
-import { createCB } from 'xmlbuilder2';
+import { fragment } from 'xmlbuilder2';
 import { FileProblem, formatKey, parseKey, type RecordWriter, type SourcePosition, type TransferFormat, type TransferRecord, type WriteContext } from '../records.ts';
 
 const RESERVED = new Set(['list', 'property']);
@@ -50,7 +50,7 @@ const XML_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 const NOT_XML_TEXT = /[\r\x00-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const NO_DOCUMENT_ROOT = 'transfer';
 
-type Builder = ReturnType<typeof createCB>;
+type Builder = ReturnType<typeof fragment>;
 
 /**
  * Text for xmlbuilder2, which escapes `<` and `>` but leaves a `&` that
@@ -71,10 +71,11 @@ function isPlainName(name: string): boolean {
   return XML_NAME.test(name) && !RESERVED.has(name) && !/^xml/i.test(name);
 }
 
-function writeValue(xml: Builder, name: string, value: unknown): void {
+function writeValue(parent: Builder, name: string, value: unknown): void {
   if (value === undefined) return;
-  const element = isPlainName(name) ? xml.ele(name) : xml.ele('property');
-  if (!isPlainName(name)) attribute(element, 'name', name);
+  const plain = isPlainName(name);
+  const element = parent.ele(plain ? name : 'property');
+  if (!plain) attribute(element, 'name', name);
   if (value === null) element.att('type', 'null');
   else if (typeof value === 'string') {
     if (NOT_XML_TEXT.test(value)) element.att('type', 'json').txt(escapeAmpersands(JSON.stringify(value)));
@@ -83,42 +84,69 @@ function writeValue(xml: Builder, name: string, value: unknown): void {
   else if (typeof value === 'boolean') element.att('type', 'boolean').txt(String(value));
   else if (Array.isArray(value)) {
     element.att('type', 'list');
-    for (const item of value) writeValue(xml, 'item', item);
+    for (const item of value) writeValue(element, 'item', item);
   } else if (typeof value === 'object') {
     element.att('type', 'record');
-    for (const [field, fieldValue] of Object.entries(value as Record<string, unknown>)) writeValue(xml, field, fieldValue);
+    for (const [field, fieldValue] of Object.entries(value as Record<string, unknown>)) writeValue(element, field, fieldValue);
   } else element.att('type', 'json').txt(escapeAmpersands(JSON.stringify(value)));
-  xml.up();
 }
 
+/** Siblings serialized together, at most (a fragment holds a DOM node for each element and text). */
+const RUN = 64;
+const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
+const indent = (level: number) => '  '.repeat(level);
+
+/** Serializes a fragment as xmlbuilder2 does, indented to `level`. */
+function serialize(frag: Builder, level: number): string {
+  return frag.end({ prettyPrint: true, offset: level });
+}
+
+/**
+ * Writes records as they arrive. Each object's element and its properties
+ * are built with xmlbuilder2 and serialized by it, together with the
+ * objects beside it in the same list (a run of siblings, one fragment);
+ * only the tags that open and close an object around what follows it are
+ * put around that text here. xmlbuilder2's callback builder, which wrote
+ * the same text element by element, made a document of its own for every
+ * element and text: about 0.7 ms of CPU per record, twenty times this.
+ */
 function writer(out: NodeJS.WritableStream): RecordWriter {
-  // xmlbuilder2 hands over every tag and text on its own: gather them into
-  // pieces of about 64 kB, so that the output stream sees few large writes.
   let pending: string[] = [];
   let pendingLength = 0;
   let waitForDrain = false;
+  const emit = (text: string) => {
+    pending.push(text);
+    pendingLength += text.length;
+    if (pendingLength >= 65536) flush();
+  };
   const flush = () => {
     if (pendingLength === 0) return;
     if (!out.write(pending.join(''))) waitForDrain = true;
     pending = [];
     pendingLength = 0;
   };
-  const xml = createCB({
-    data: (chunk: string) => {
-      pending.push(chunk);
-      pendingLength += chunk.length;
-      if (pendingLength >= 65536) flush();
-    },
-    prettyPrint: true,
-  });
-  /** The open object elements, each with the list element open in it. */
-  const open: { key: string; list?: string }[] = [];
+  /** The open object elements (their level), each with the list element open in it. */
+  const open: { key: string; type: string; level: number; list?: string }[] = [];
+  /** Sibling objects not serialized yet: all but the last are complete; the last stays open when its children follow. */
+  let run: { frag: Builder; level: number; parentKey: string; list?: string; last: { key: string; type: string }; count: number } | undefined;
   let started = false;
+
+  function endRun(openLast: boolean) {
+    if (!run) return;
+    let text = serialize(run.frag, run.level);
+    if (openLast) {
+      // An element without properties ends in `/>`, one with them in its end tag on a line of its own.
+      text = text.endsWith('/>') ? `${text.slice(0, -2)}>` : text.slice(0, text.lastIndexOf('\n'));
+      open.push({ key: run.last.key, type: run.last.type, level: run.level });
+    }
+    emit(`\n${text}`);
+    run = undefined;
+  }
 
   function closeTop() {
     const top = open.pop()!;
-    if (top.list !== undefined) xml.up();
-    xml.up();
+    if (top.list !== undefined) emit(`\n${indent(top.level + 1)}</list>`);
+    emit(`\n${indent(top.level)}</${top.type}>`);
   }
 
   return {
@@ -126,31 +154,46 @@ function writer(out: NodeJS.WritableStream): RecordWriter {
       const isRoot = record.list === undefined;
       if (!started) {
         started = true;
-        xml.dec({ version: '1.0', encoding: 'UTF-8' });
-        if (!isRoot) { xml.ele(NO_DOCUMENT_ROOT); open.push({ key: '' }); }
+        emit(DECLARATION);
+        if (!isRoot) { emit(`\n<${NO_DOCUMENT_ROOT}>`); open.push({ key: '', type: NO_DOCUMENT_ROOT, level: 0 }); }
       } else if (isRoot) throw new Error('A download has one root, and it comes first.');
       const parentKey = isRoot ? '' : formatKey(record.key.slice(0, -1));
-      if (!isRoot) {
-        while (open.length > 1 && open[open.length - 1]!.key !== parentKey) closeTop();
-        const top = open[open.length - 1]!;
-        if (top.list !== record.list) {
-          if (top.list !== undefined) xml.up();
-          attribute(xml.ele('list'), 'name', record.list!);
-          top.list = record.list;
+      const key = formatKey(record.key);
+      const sibling = run !== undefined && !isRoot && run.parentKey === parentKey && run.list === record.list;
+      if (sibling && run!.count >= RUN) {
+        const full = run!;
+        endRun(false);
+        run = { ...full, frag: fragment(), count: 0 };
+      } else if (!sibling) {
+        endRun(!isRoot && run?.last.key === parentKey);
+        let level = 0;
+        if (!isRoot) {
+          while (open.length > 1 && open[open.length - 1]!.key !== parentKey) closeTop();
+          const top = open[open.length - 1]!;
+          if (top.list !== record.list) {
+            if (top.list !== undefined) emit(`\n${indent(top.level + 1)}</list>`);
+            const list = fragment();
+            attribute(list.ele('list'), 'name', record.list!);
+            emit(`\n${serialize(list, top.level + 1).slice(0, -2)}>`);
+            top.list = record.list;
+          }
+          level = top.level + 2;
         }
+        run = { frag: fragment(), level, parentKey, list: record.list, last: { key, type: record.type }, count: 0 };
       }
-      const element = xml.ele(record.type);
+      run!.last = { key, type: record.type };
+      run!.count++;
+      const element = run!.frag.ele(record.type);
       if (!isRoot && open[open.length - 1]!.key !== parentKey) attribute(element, 'parent', parentKey);
       const { label, ...rest } = record.properties;
-      writeValue(xml, 'label', label ?? (isRoot ? undefined : record.key[record.key.length - 1]));
-      for (const [name, value] of Object.entries(rest)) writeValue(xml, name, value);
-      open.push({ key: formatKey(record.key) });
+      writeValue(element, 'label', label ?? (isRoot ? undefined : record.key[record.key.length - 1]));
+      for (const [name, value] of Object.entries(rest)) writeValue(element, name, value);
       if (waitForDrain) { waitForDrain = false; await once(out as NodeJS.EventEmitter, 'drain'); }
     },
     async end() {
-      if (!started) { xml.dec({ version: '1.0', encoding: 'UTF-8' }); xml.ele(NO_DOCUMENT_ROOT); xml.up(); }
+      if (!started) emit(`${DECLARATION}\n<${NO_DOCUMENT_ROOT}/>`);
+      endRun(false);
       while (open.length > 0) closeTop();
-      xml.end();
       flush();
       const finished = once(out as NodeJS.EventEmitter, 'finish');
       out.end();
