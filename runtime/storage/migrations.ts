@@ -138,12 +138,13 @@ const databaseMigrations: string[] = [
        and w.parent_type = (select ph.type from $S.history ph where ph.id = h.parent_id limit 1);`,
   // Bulk writes (runtime/rest/bulk-writes.ts) stage their objects here in short parts, then write them in one short
   // transaction. Nothing reads a batch but its writer; a batch whose writer stopped (its heartbeat stale) is removed
-  // by the next one. Unlogged: staged rows are worth nothing after a crash, and skip the WAL.
-  `create unlogged table $S.staged_batches (
+  // by the next one. Unlogged: staged rows are worth nothing after a crash, and skip the WAL. `if not exists`: a
+  // database whose later migrations run again (test/rest/metamodel2.spec.ts) has them already.
+  `create unlogged table if not exists $S.staged_batches (
      id uuid primary key,
      heartbeat_at timestamptz not null default now()
    );
-   create unlogged table $S.staged_objects (
+   create unlogged table if not exists $S.staged_objects (
      batch uuid not null references $S.staged_batches(id) on delete cascade,
      seq integer not null,
      operation text not null check (operation in ('create', 'update')),
