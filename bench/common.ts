@@ -108,9 +108,10 @@ export interface HostedService {
 
 /**
  * Starts the service with every shipped plugin on `postgres` (a database of its own on PG_ADMIN_URL) or
- * `pglite` (in memory), request logs going nowhere, with `admin` as system administrator.
+ * `pglite` (in memory), request logs going nowhere, with `admin` as system administrator; `settings` are
+ * further SERVICE_* settings (e.g. a larger SERVICE_BODY_LIMIT).
  */
-export async function hostService(backend: string, admin: { user: string; password: string }): Promise<HostedService> {
+export async function hostService(backend: string, admin: { user: string; password: string }, settings: Record<string, string> = {}): Promise<HostedService> {
   const [{ randomBytes }, { default: pino }, { createService }, { loadConfig }, { PLUGINS }, { createClient }] = await Promise.all([
     import('node:crypto'), import('pino'), import('../runtime/app.ts'), import('../runtime/config.ts'), import('../plugins/index.ts'), import('../client/index.ts'),
   ]);
@@ -127,6 +128,7 @@ export async function hostService(backend: string, admin: { user: string; passwo
     const env = {
       PORT: '0', SERVICE_ADMIN_USER: admin.user, SERVICE_ADMIN_PASSWORD: admin.password, SERVICE_LOG_LEVEL: 'info',
       ...(pgName ? { SERVICE_DATABASE_URL: url.toString() } : { SERVICE_DATA_DIR: 'memory://' }),
+      ...settings,
     };
     const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
     const service = await createService(loadConfig(env), { plugins: PLUGINS, log });

@@ -34,6 +34,7 @@ import { metamodelListNames } from './route-templates.ts';
 import { SEARCH_PATH } from './rest/search.ts';
 import type { RestDeps } from './rest/handlers.ts';
 import { writeObjects } from './rest/object-writes.ts';
+import { bulkWrites } from './rest/bulk-writes.ts';
 import type { JobService } from './jobs.ts';
 
 /** Where load balancers ask whether the instance is up (after the context path). */
@@ -154,6 +155,10 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
     writeObjects: (db, principal, work) => {
       if (!restDeps) throw new Error('writeObjects is available once the service is assembled');
       return writeObjects(restDeps, db, principal, work);
+    },
+    bulkWrites: (db, principal, work) => {
+      if (!restDeps) throw new Error('bulkWrites is available once the service is assembled');
+      return bulkWrites(restDeps, db, principal, { gate: interactive, oneConnection: storage.kind === 'pglite' }, work);
     },
     provideJobs: (service) => {
       if (jobService) throw new Error('a job service is provided already');

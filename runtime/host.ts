@@ -68,6 +68,8 @@ export { listPlanOf, type ListPlan } from './metamodel/relations.ts';
 
 // Writes of many objects in one transaction (uploads), and jobs of every kind in one address space.
 export type { ObjectWriteRequest, ObjectWrites, PreparedWrite } from './rest/object-writes.ts';
+// Bulk writes that do not hold the database while they are prepared (1.6).
+export type { BulkWrites, CheckedWrites } from './rest/bulk-writes.ts';
 export type { JobLogEntry, JobOutcome, JobReporter, JobService, JobSubmission } from './jobs.ts';
 
 // Operations: figures and the interactive gate.

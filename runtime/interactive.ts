@@ -167,6 +167,19 @@ export class InteractiveGate {
     return waiting;
   }
 
+  /**
+   * A turn of the event loop for bulk work that has run TURN_MS since it
+   * last waited (see `giveWay()`), else undefined: for work that asks the
+   * gate for each of many small steps (an upload's records) and pauses only
+   * before each part of them.
+   */
+  turn(): Promise<void> | undefined {
+    const now = this.now();
+    if (now - this.lastTurn < TURN_MS) return undefined;
+    this.lastTurn = now;
+    return new Promise<void>((resolve) => setImmediate(resolve));
+  }
+
   private release() {
     const waiting = this.waiters;
     this.waiters = [];

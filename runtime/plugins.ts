@@ -30,6 +30,7 @@ import type { Metrics } from './metrics.ts';
 import type { Language } from './messages.ts';
 import type { JobService } from './jobs.ts';
 import type { ObjectWrites } from './rest/object-writes.ts';
+import type { BulkWrites } from './rest/bulk-writes.ts';
 
 /** Keeps a write-only property (e.g. a password) outside the objects table, in the write's transaction. */
 export type SecretHandler = (write: { trx: Knex.Transaction; db: string; object: StoredObject; value: unknown }) => Promise<Violation[] | void>;
@@ -200,6 +201,15 @@ export interface PluginHost {
    * listeners are told after it committed. Since host API 1.4.
    */
   writeObjects<T>(db: string, principal: Principal, work: (writes: ObjectWrites) => Promise<T>): Promise<T>;
+  /**
+   * Writes many objects as one change through the REST interface's writer
+   * and checks, as `principal`, without holding the database while they are
+   * prepared and checked (runtime/rest/bulk-writes.ts): the writes are
+   * staged in parts, giving way to interactive requests, then made in one
+   * short transaction. `work` runs again from the start when the objects
+   * changed under it. Since host API 1.6.
+   */
+  bulkWrites<T>(db: string, principal: Principal, work: (writes: BulkWrites) => Promise<T>): Promise<T>;
   /** The plugin that keeps jobs offers them to the others (once). Since host API 1.4. */
   provideJobs(service: JobService): void;
   /** The job service a plugin provided; throws when none did (declare a dependency on that plugin). Since host API 1.4. */

@@ -1,7 +1,7 @@
 /**
  * Upload (decisions §8): a file's records become writes of the REST
- * interface's writer, all in one transaction (host.writeObjects), so that
- * the checks, the access rules and the history are the REST interface's.
+ * interface's writer, written as one change (host.bulkWrites), so that the
+ * checks, the access rules and the history are the REST interface's.
  *
  * 1. The file is read into records (a bad file fails the job with its place).
  * 2. Each record is matched to the object it names: the target itself for the
@@ -13,13 +13,20 @@
  * 4. Every object is prepared (type, properties, custom properties, statuses),
  *    then all are applied at once (references, label clashes, removals).
  * Any error fails the job and nothing is written; a dry run reports as a
- * real run would and rolls back.
+ * real run would and writes nothing.
+ *
+ * Only the last step holds the database: everything before it reads what is
+ * committed, and the writes are staged in parts and made in one short
+ * transaction (runtime/rest/bulk-writes.ts). Every step gives way to
+ * interactive requests (runtime/interactive.ts): the upload is bulk work of
+ * the instance like an export.
  */
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
+import type { Knex } from 'knex';
 import {
-  schemaOf, ServiceError, translate, type JobLogEntry, type JobOutcome, type JobReporter, type Language, type Metamodel,
-  type ObjectWrites, type PluginHost, type PreparedWrite, type Principal, type StoredObject, type Violation,
+  schemaOf, ServiceError, translate, type BulkWrites, type CheckedWrites, type InteractiveGate, type JobLogEntry, type JobOutcome,
+  type JobReporter, type Language, type Metamodel, type PluginHost, type PreparedWrite, type Principal, type StoredObject, type Violation,
 } from '../../runtime/host.ts';
 import { FileProblem, formatKey, parseKey, type TransferFormat, type TransferRecord } from './records.ts';
 import { derivedLabel, recordProperties } from './model.ts';
@@ -60,11 +67,6 @@ class Refused extends Error {
   constructor(readonly refusals: Refusal[]) { super('refused'); }
 }
 
-/** Thrown to roll a dry run back once everything was checked. */
-class DryRunDone extends Error {
-  constructor(readonly report: ChangeReport) { super('dry run'); }
-}
-
 export interface ChangeReport {
   dryRun: boolean;
   operation: Operation;
@@ -74,18 +76,27 @@ export interface ChangeReport {
 }
 
 const SEP = '\u0000';
+/** Records handled between two pauses for interactive requests (runtime/interactive.ts). */
+export const PART = 500;
+
+/** What bulk work awaits after each record: a pause before each PART of them, a turn of the event loop now and then. */
+function stepOf(gate: InteractiveGate): (i: number) => Promise<void> | undefined {
+  return (i) => (i % PART === PART - 1 ? gate.giveWay(0, 0) : gate.turn());
+}
 const SYSTEM_COLUMNS = ['label', 'title', 'description', 'status'] as const;
 
 export async function runUpload(host: PluginHost, spec: UploadSpec, reporter: JobReporter): Promise<JobOutcome> {
   const figures: Figures = { read: 0, created: 0, updated: 0, deleted: 0, unchanged: 0, failed: 0 };
   const t = (key: string, params?: Record<string, unknown>) => translate(spec.language, key, params);
   const records: TransferRecord[] = [];
+  const step = stepOf(host.interactive);
   try {
     const context = { typeOf: (name: string) => (Object.hasOwn(spec.model.types, name) ? spec.model.types[name] : undefined), language: spec.language };
     for await (const record of spec.format.read(Readable.from([spec.bytes]), context)) {
       records.push(record);
       figures.read++;
       if (figures.read % 1000 === 0) reporter.progress({ ...figures });
+      await step(figures.read);
     }
   } catch (err) {
     if (!(err instanceof FileProblem)) throw err;
@@ -100,22 +111,26 @@ export async function runUpload(host: PluginHost, spec: UploadSpec, reporter: Jo
   if (!root || root.key.length !== 0 || root.type !== rootType) {
     return failed(figures, [{ level: 'ERROR', message: t('transferWrongRoot', { type: rootType }) }], t);
   }
-  let completedReport: ChangeReport | undefined;
+  let report: ChangeReport;
   try {
-    await host.writeObjects(spec.db, spec.principal, async (writes) => {
-      const report = await plan(writes, spec, records, figures, reporter);
-      if (spec.dryRun) throw new DryRunDone(report);
-      completedReport = report;
+    report = await host.bulkWrites(spec.db, spec.principal, async (writes) => {
+      const { report, checked } = await plan({ w: writes, knex: host.knex, gate: host.interactive }, spec, records, figures, reporter);
+      if (!spec.dryRun) await writes.commit(checked);
+      return report;
     });
   } catch (err) {
-    if (err instanceof DryRunDone) completedReport = err.report;
-    else if (err instanceof Refused) {
+    if (err instanceof Refused) {
       figures.failed = new Set(err.refusals.map((r) => r.index)).size;
       figures.created = figures.updated = figures.deleted = figures.unchanged = 0;
       return failed(figures, err.refusals.map((r) => ({ level: 'ERROR' as const, message: refusalText(records[r.index], r, t) })), t);
-    } else throw err;
+    }
+    // The model kept changing under the upload (bulk-writes.ts): nothing was written; the same file may be uploaded again.
+    if (err instanceof ServiceError && err.code === 'UNAVAILABLE') {
+      figures.created = figures.updated = figures.deleted = figures.unchanged = 0;
+      return failed(figures, [{ level: 'ERROR', message: t('transferChangedMeanwhile') }], t);
+    }
+    throw err;
   }
-  const report = completedReport!;
   const summary = t(spec.dryRun ? 'transferDryRunCompleted' : 'transferCompleted', { ...figures });
   return {
     status: 'COMPLETED',
@@ -152,9 +167,20 @@ function refusalText(record: TransferRecord, r: Refusal, t: (key: string, params
   return placed('transferRefused', record.source, { key: keyText(record), property: r.path || '-', problem: r.message }, t);
 }
 
-/** Everything between the records and the writes, in the upload's transaction. */
-async function plan(w: ObjectWrites, spec: UploadSpec, records: TransferRecord[], figures: Figures, reporter: JobReporter): Promise<ChangeReport> {
+/** What planning uses: the bulk writes, the database for its own reads (of what is committed), the gate. */
+interface Planning {
+  w: BulkWrites;
+  knex: Knex;
+  gate: InteractiveGate;
+}
+
+/** Everything between the records and the writes: what an upload would change, checked; nothing written. */
+async function plan(planning: Planning, spec: UploadSpec, records: TransferRecord[], figures: Figures, reporter: JobReporter): Promise<{ report: ChangeReport; checked: CheckedWrites }> {
+  const { w, knex, gate } = planning;
+  const step = stepOf(gate);
   const { model } = spec;
+  // A plan that lost a race runs again (bulk-writes.ts): its figures start afresh.
+  figures.created = figures.updated = figures.deleted = figures.unchanged = 0;
   const tenant = spec.principal.tenant!;
   const t = (key: string, params?: Record<string, unknown>) => translate(spec.language, key, params);
   const refusals: Refusal[] = [];
@@ -165,7 +191,7 @@ async function plan(w: ObjectWrites, spec: UploadSpec, records: TransferRecord[]
   const target = spec.target.kind === 'scheme'
     ? await w.store.child(tenant, null, 'schemes', spec.target.label)
     : (await w.store.byIds(tenant, [spec.target.id]))[0] ?? null;
-  const below = target ? await subtree(w, s, tenant, target.id) : [];
+  const below = target ? await subtree(w, knex, s, tenant, target.id) : [];
   const byId = new Map<string, StoredObject>(below.map((o) => [o.id, o]));
   if (target) byId.set(target.id, target);
   const byPlace = new Map<string, StoredObject>(below.map((o) => [[o.parentId, o.list, o.label].join(SEP), o]));
@@ -225,7 +251,7 @@ async function plan(w: ObjectWrites, spec: UploadSpec, records: TransferRecord[]
       if (parsed.otherModel === undefined) return [];
     }
     const whole = formatKey(parsed.labels, parsed.otherModel);
-    if (!crossModel.has(whole)) crossModel.set(whole, await acrossModels(w, s, tenant, parsed.otherModel!, parsed.labels));
+    if (!crossModel.has(whole)) crossModel.set(whole, await acrossModels(knex, s, tenant, parsed.otherModel!, parsed.labels));
     return crossModel.get(whole)!;
   };
 
@@ -270,6 +296,7 @@ async function plan(w: ObjectWrites, spec: UploadSpec, records: TransferRecord[]
     if (!existing[i]) payload.id = ids[i];
     payloads.push(payload);
     if (i % 1000 === 0) reporter.progress({ ...figures });
+    await step(i);
   }
   // Children of a matched object were given keys before it was matched: a record without label matched late keeps its new key only if new.
 
@@ -309,6 +336,7 @@ async function plan(w: ObjectWrites, spec: UploadSpec, records: TransferRecord[]
     for (const v of violations) if (!reported.has(stripIndex(v.path, i))) refuse(i, stripIndex(v.path, i), violationText(v, t));
     prepared.push(one);
     if (i % 1000 === 0) reporter.progress({ ...figures });
+    await step(i);
   }
   if (refusals.length) throw new Refused(refusals);
 
@@ -317,9 +345,10 @@ async function plan(w: ObjectWrites, spec: UploadSpec, records: TransferRecord[]
     ? below.filter((o) => !named.has(o.id) && !(o.parentId && byId.has(o.parentId) && !named.has(o.parentId) && o.parentId !== target?.id))
     : [];
   const writes = prepared as PreparedWrite[];
-  let removed: StoredObject[];
+  let checked: CheckedWrites;
   try {
-    ({ removed } = await w.apply(writes, leaving));
+    await gate.pause();
+    checked = await w.check(writes, leaving);
   } catch (err) {
     if (!(err instanceof ServiceError) || !err.violations.length) {
       if (err instanceof ServiceError) throw new Refused([{ index: 0, path: '', message: t(err.code === 'FORBIDDEN' ? 'transferForbidden' : 'transferRefusedWhole') }]);
@@ -344,13 +373,13 @@ async function plan(w: ObjectWrites, spec: UploadSpec, records: TransferRecord[]
       report.updated.push({ key: keyText(records[i]), properties: changedProperties(p.existing, p.object) });
     }
   }
-  for (const o of removed) {
+  for (const o of checked.removed) {
     figures.deleted++;
     const labels = byId.has(o.id) ? storedKeyOf(o) : undefined;
     report.deleted.push(labels ? formatKey(labels) : o.id);
   }
   reporter.progress({ ...figures });
-  return report;
+  return { report, checked };
 }
 
 function stripIndex(path: string, index: number): string {
@@ -374,9 +403,9 @@ function changedProperties(before: StoredObject, after: StoredObject): string[] 
   return changed;
 }
 
-/** Every object below one, as stored (read in the upload's transaction). */
-async function subtree(w: ObjectWrites, s: string, tenant: string, rootId: string): Promise<StoredObject[]> {
-  const r = await w.trx.raw(
+/** Every object below one, as stored (as committed: the final transaction finds any change since, bulk-writes.ts). */
+async function subtree(w: BulkWrites, knex: Knex, s: string, tenant: string, rootId: string): Promise<StoredObject[]> {
+  const r = await knex.raw(
     `with recursive t(id) as (select id from ${s}.objects where parent_id = ?::uuid and tenant = ?::uuid
        union all select o.id from ${s}.objects o join t on o.parent_id = t.id) select id from t`, [rootId, tenant],
   );
@@ -387,12 +416,12 @@ async function subtree(w: ObjectWrites, s: string, tenant: string, rootId: strin
 }
 
 /** The objects a key of another model names: its roots with that label, then children by label down. */
-async function acrossModels(w: ObjectWrites, s: string, tenant: string, modelLabel: string, labels: string[]): Promise<string[]> {
-  let ids = ((await w.trx.raw(`select id from ${s}.objects where tenant = ?::uuid and parent_id is null and label = ? and type not in ('Tenant', 'User')`,
+async function acrossModels(knex: Knex, s: string, tenant: string, modelLabel: string, labels: string[]): Promise<string[]> {
+  let ids = ((await knex.raw(`select id from ${s}.objects where tenant = ?::uuid and parent_id is null and label = ? and type not in ('Tenant', 'User')`,
     [tenant, modelLabel])).rows as { id: string }[]).map((x) => x.id);
   for (const label of labels) {
     if (!ids.length) break;
-    ids = ((await w.trx.raw(`select id from ${s}.objects where tenant = ?::uuid and parent_id = any(?::uuid[]) and label = ?`,
+    ids = ((await knex.raw(`select id from ${s}.objects where tenant = ?::uuid and parent_id = any(?::uuid[]) and label = ?`,
       [tenant, ids, label])).rows as { id: string }[]).map((x) => x.id);
   }
   return ids;

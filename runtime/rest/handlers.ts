@@ -431,7 +431,7 @@ export async function applyWrites(call: WriteCall, trx: Knex.Transaction, store:
 }
 
 /** Write-only values go to the plugin that keeps them; its violations undo the whole request. */
-async function keepSecrets(call: WriteCall, trx: Knex.Transaction, written: PreparedWrite[], batch: WriteBatch) {
+export async function keepSecrets(call: WriteCall, trx: Knex.Transaction, written: PreparedWrite[], batch: WriteBatch) {
   const violations = new ViolationList();
   for (const w of written) {
     for (const [name, value] of Object.entries(w.secrets)) {

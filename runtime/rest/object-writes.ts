@@ -88,7 +88,7 @@ export async function writeObjects<T>(deps: RestDeps, db: string, principal: Pri
 }
 
 /** The place of a list below a parent, or of a root list; null where the parent has no such list. */
-function placeOf(model: Metamodel, parent: StoredObject | null, list: string): ListPlace | null {
+export function placeOf(model: Metamodel, parent: StoredObject | null, list: string): ListPlace | null {
   if (!parent) {
     const typeName = Object.hasOwn(model.rootLists, list) ? model.rootLists[list] : undefined;
     if (!typeName) return null;

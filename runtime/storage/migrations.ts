@@ -136,6 +136,24 @@ const databaseMigrations: string[] = [
      from owners w
      where h.parent_id is not null and h.type = any(w.child_types) and h.row -> w.property is null
        and w.parent_type = (select ph.type from $S.history ph where ph.id = h.parent_id limit 1);`,
+  // Bulk writes (runtime/rest/bulk-writes.ts) stage their objects here in short parts, then write them in one short
+  // transaction. Nothing reads a batch but its writer; a batch whose writer stopped (its heartbeat stale) is removed
+  // by the next one. Unlogged: staged rows are worth nothing after a crash, and skip the WAL. `if not exists`: a
+  // database whose later migrations run again (test/rest/metamodel2.spec.ts) has them already.
+  `create unlogged table if not exists $S.staged_batches (
+     id uuid primary key,
+     heartbeat_at timestamptz not null default now()
+   );
+   create unlogged table if not exists $S.staged_objects (
+     batch uuid not null references $S.staged_batches(id) on delete cascade,
+     seq integer not null,
+     operation text not null check (operation in ('create', 'update')),
+     id uuid not null, tenant uuid not null, type text not null, parent_id uuid, list text not null, label text not null,
+     title text, description text, status text, model_id uuid, version integer not null, created_by text,
+     date_created bigint not null, modified_by text, date_modified bigint not null, props jsonb not null, custom jsonb not null,
+     row jsonb not null,
+     primary key (batch, seq)
+   );`,
 ];
 
 /**

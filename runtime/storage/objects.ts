@@ -227,17 +227,22 @@ export function plainObject(o: StoredObject, db: string): Record<string, unknown
 const NO_PARENT = '00000000-0000-0000-0000-000000000000';
 
 /** The columns of a batch of objects passed as one JSON parameter. */
-const RECORD = `v(id uuid, tenant uuid, type text, parent_id uuid, list text, label text, title text, description text,
+export const RECORD = `v(id uuid, tenant uuid, type text, parent_id uuid, list text, label text, title text, description text,
   status text, model_id uuid, version int, created_by text, date_created bigint, modified_by text, date_modified bigint,
   props jsonb, custom jsonb, row jsonb)`;
 
-function recordset(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>): string {
-  return JSON.stringify(objects.map((o) => ({
+/** An object as a record of RECORD's columns, `row` being what history keeps of it. */
+export function recordOf(o: StoredObject, rendered: (o: StoredObject) => Record<string, unknown>) {
+  return {
     id: o.id, tenant: o.tenant, type: o.type, parent_id: o.parentId, list: o.list, label: o.label,
     title: o.title, description: o.description, status: o.status, model_id: o.modelId, version: o.version,
     created_by: o.createdBy, date_created: o.dateCreated, modified_by: o.modifiedBy, date_modified: o.dateModified,
     props: o.props, custom: o.custom, row: rendered(o),
-  })));
+  };
+}
+
+function recordset(objects: StoredObject[], rendered: (o: StoredObject) => Record<string, unknown>): string {
+  return JSON.stringify(objects.map((o) => recordOf(o, rendered)));
 }
 
 /** A store bound to one database (schema) and one transaction or connection. */
