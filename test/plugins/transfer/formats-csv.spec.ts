@@ -4,7 +4,8 @@
  * formula guard among them), and the bad files: no zip, missing header
  * columns, entries with paths, archives over the limits or lying about sizes.
  */
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { PassThrough } from 'node:stream';
 import { deflateRawSync } from 'node:zlib';
@@ -189,15 +190,23 @@ describe('transfer format CSV', () => {
   });
 
   it('leaves no temporary files behind, when ended or aborted', async () => {
-    const staging = () => readdirSync(tmpdir()).filter(name => name.startsWith('transfer-formats-')).length;
-    const before = staging();
-    await writeToBuffer(csv, sampleModel());
-    expect(staging()).to.equal(before);
-    const writer = csv.writer(new PassThrough(), context);
-    for (const record of sampleModel()) await writer.write(record);
-    expect(staging()).to.equal(before + 1);
-    await writer.abort!();
-    expect(staging()).to.equal(before);
+    // A temporary folder of this test's own: other suites running at the same time write CSV downloads too.
+    const own = mkdtempSync(join(tmpdir(), 'csv-staging-test-'));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = own;
+    try {
+      const staging = () => readdirSync(own).filter(name => name.startsWith('transfer-formats-')).length;
+      await writeToBuffer(csv, sampleModel());
+      expect(staging()).to.equal(0);
+      const writer = csv.writer(new PassThrough(), context);
+      for (const record of sampleModel()) await writer.write(record);
+      expect(staging()).to.equal(1);
+      await writer.abort!();
+      expect(staging()).to.equal(0);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR; else process.env.TMPDIR = saved;
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 
   it('writes an empty zip for no records, and reads it as none', async () => {
