@@ -25,7 +25,6 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import Koa from 'koa';
 import type { Knex } from 'knex';
-import pino from 'pino';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { loadConfig } from '../runtime/config.ts';
 import { createService, type Service } from '../runtime/app.ts';
@@ -36,7 +35,7 @@ import type { PluginManifest } from '../runtime/plugins.ts';
 import { SERVICE_CLIENT_ID, startOidcProvider } from '../test/helpers/oidc-provider.ts';
 import { createClient, ok } from '../client/index.ts';
 import { benchAuthPlugin } from './bench-auth.ts';
-import { compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, type Side } from './common.ts';
+import { compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, requestLog, type Side } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -111,7 +110,7 @@ async function main() {
       SERVICE_OIDC_PROVIDER_URL: provider.issuer, SERVICE_OIDC_JWT_USER_ID: 'login_id',
     };
     // Request logging stays on, as in production, but goes nowhere.
-    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
+    const log = requestLog();
     const start = async (env: Record<string, string>, plugins: PluginManifest[]): Promise<{ service: Service; url: string }> => {
       const service = await createService(loadConfig(env), { plugins, log });
       closers.push(() => service.close());

@@ -19,13 +19,12 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import { loadConfig } from '../runtime/config.ts';
 import { createService, type Service } from '../runtime/app.ts';
 import { PLUGINS } from '../plugins/index.ts';
 import { createClient, ok } from '../client/index.ts';
 import type { LoadResult } from './load.ts';
-import { loadGenerator, pgAdmin, PG_ADMIN_URL, runWithHeapFlags } from './common.ts';
+import { loadGenerator, pgAdmin, PG_ADMIN_URL, requestLog, runWithHeapFlags } from './common.ts';
 
 runWithHeapFlags();
 
@@ -107,7 +106,7 @@ async function runBackend(backend: 'pglite' | 'postgres'): Promise<Row[]> {
   }
   let service: Service | undefined;
   try {
-    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
+    const log = requestLog();
     service = await createService(loadConfig({
       PORT: '0', SERVICE_ADMIN_USER: ADMIN.user, SERVICE_ADMIN_PASSWORD: ADMIN.password, ...storage,
     }), { plugins: PLUGINS, log });

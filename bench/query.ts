@@ -53,7 +53,6 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
-import pino from 'pino';
 import { loadConfig } from '../runtime/config.ts';
 import { createService, type Service } from '../runtime/app.ts';
 import { schemaOf } from '../runtime/storage/migrations.ts';
@@ -62,7 +61,7 @@ import { createClient, ok } from '../client/index.ts';
 import { BROWSING_MS } from '../runtime/interactive.ts';
 import { describeSql, resultSql } from '../plugins/query/compose.ts';
 import type { LoadResult } from './load.ts';
-import { loadGenerator, pgAdmin, PG_ADMIN_URL, runWithHeapFlags } from './common.ts';
+import { loadGenerator, pgAdmin, PG_ADMIN_URL, requestLog, runWithHeapFlags } from './common.ts';
 import type { ProcessRun, ProcessRunResult } from './exporter.ts';
 
 runWithHeapFlags();
@@ -221,7 +220,7 @@ async function main() {
   dbUrl.pathname = `/${pgName}`;
   let service: Service | undefined;
   try {
-    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
+    const log = requestLog();
     service = await createService(loadConfig({
       PORT: '0', SERVICE_ADMIN_USER: ADMIN.user, SERVICE_ADMIN_PASSWORD: ADMIN.password, SERVICE_DATABASE_URL: dbUrl.toString(),
       ...(args['bulk-rate'] === undefined ? {} : { SERVICE_QUERY_BULK_RATE: args['bulk-rate'] }),

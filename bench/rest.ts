@@ -18,7 +18,6 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Koa from 'koa';
 import type { Knex } from 'knex';
-import pino from 'pino';
 import { loadConfig } from '../runtime/config.ts';
 import { createService } from '../runtime/app.ts';
 import { schemaOf } from '../runtime/storage/migrations.ts';
@@ -27,7 +26,7 @@ import { benchAuthPlugin } from './bench-auth.ts';
 import { createClient, ok } from '../client/index.ts';
 import { loadDataset } from './dataset.ts';
 import { loadSpreadDataset, type KeyPath, type Reachable } from './dataset-spread.ts';
-import { analyzeAfterLoad, compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, runWithHeapFlags, type Side } from './common.ts';
+import { analyzeAfterLoad, compareSides, listen, loadGenerator, pgAdmin, PG_ADMIN_URL, requestLog, runWithHeapFlags, type Side } from './common.ts';
 
 runWithHeapFlags();
 
@@ -39,6 +38,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: '16' },
     dataset: { type: 'string', default: 'foundation' },
+    profile: { type: 'string' },
   },
 });
 if (args.dataset !== 'foundation' && args.dataset !== 'spread') throw new Error('--dataset must be foundation or spread');
@@ -58,6 +58,7 @@ interface Row {
   pass: boolean;
   errors?: number;
   latencyMs?: { service: [number, number]; baseline: [number, number] };
+  cpuMicros?: { service: number; baseline: number };
 }
 interface Run { backend: string; objects: number; dataset: string; counts?: Record<string, number>; loadSeconds: number; rows: Row[] }
 
@@ -65,7 +66,34 @@ const generator = loadGenerator();
 
 async function compare(operation: string, target: number, service: Side, baseline: Side): Promise<Row> {
   const c = await compareSides(generator, service, baseline, { warmupSeconds: WARMUP, seconds: DURATION, connections: CONNECTIONS });
-  return { operation, service: c.service, baseline: c.baseline, ratio: c.ratio, target, pass: c.ratio >= target && c.errors === 0, errors: c.errors, latencyMs: c.latencyMs };
+  return {
+    operation, service: c.service, baseline: c.baseline, ratio: c.ratio, target, pass: c.ratio >= target && c.errors === 0,
+    errors: c.errors, latencyMs: c.latencyMs, cpuMicros: c.cpuMicros,
+  };
+}
+
+/**
+ * `--profile <dir>`: the service side of a comparison once more, `DURATION` seconds under V8's CPU profiler (only the
+ * service answers meanwhile), written to `<dir>/<name>.cpuprofile` for Chrome DevTools' Performance tab.
+ */
+async function profileSide(name: string, side: Side): Promise<void> {
+  if (!args.profile) return;
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 200 });
+    await session.post('Profiler.start');
+    const r = await generator.run({ url: side.url, paths: side.paths, headers: side.headers ?? {}, connections: CONNECTIONS, seconds: DURATION });
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(args.profile, { recursive: true });
+    const file = `${args.profile}/${name}.cpuprofile`;
+    writeFileSync(file, JSON.stringify(profile));
+    console.log(`  profile of ${name} (${Math.round(r.ok / r.seconds)} req/s while profiled): ${file}`);
+  } finally {
+    session.disconnect();
+  }
 }
 
 /** The bare handler: /id/<uuid> and /path/<scheme>/<list>/<key>/<list>/<key>/<list>/<key>, one SQL each. */
@@ -130,7 +158,7 @@ async function runOne(backend: string, objects: number): Promise<Run> {
       ...(pgName ? { SERVICE_DATABASE_URL: url.toString() } : { SERVICE_DATA_DIR: 'memory://' }),
     };
     // Request logging stays on, as in production, but goes nowhere.
-    const log = pino({ level: 'info', base: undefined }, pino.destination({ dest: '/dev/null', sync: false }));
+    const log = requestLog();
     let tenant = '';
     const benchAuth = benchAuthPlugin(() => tenant);
     // The bench driver joins the one service, on both backends: authenticated and unauthenticated GETs then differ in
@@ -166,6 +194,7 @@ async function runOne(backend: string, objects: number): Promise<Run> {
         { url: serviceUrl, paths: byId, headers: auth },
         { url: serviceUrl, paths: byId }),
     ];
+    await profileSide('get-by-key', { url: serviceUrl, paths: byId, headers: auth });
     return { backend, objects, dataset: args.dataset!, counts: data.counts, loadSeconds: data.loadSeconds, rows };
   } finally {
     for (const close of closers.reverse()) await close();
@@ -219,9 +248,10 @@ async function main() {
   }
   for (const run of runs) {
     printTable(`${run.backend}, ${run.objects} objects, ${run.dataset} dataset (concurrency ${CONNECTIONS}, ${DURATION} s per side)`,
-      ['operation', 'service', 'baseline', 'ratio', 'target', 'result'],
+      ['operation', 'service', 'baseline', 'ratio', 'target', 'result', 'CPU µs/req'],
       run.rows.map((r) => [r.operation, num(r.service), num(r.baseline), num(r.ratio, 2), `≥ ${r.target}`,
-        r.pass ? 'pass' : r.errors ? `FAIL (${r.errors} errors)` : 'FAIL']));
+        r.pass ? 'pass' : r.errors ? `FAIL (${r.errors} errors)` : 'FAIL',
+        r.cpuMicros ? `${num(r.cpuMicros.service)} / ${num(r.cpuMicros.baseline)}` : '-']));
   }
   const cross = crossBackend(runs);
   if (cross.length) {

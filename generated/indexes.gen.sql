@@ -3,9 +3,9 @@ do $$
 declare stale record;
 begin
   for stale in select indexname from pg_indexes where schemaname = current_schema() and (indexname like 'objects\_ref\_%' or indexname like 'history\_ref\_%')
-      and not (indexname = any(array['objects_ref_derived_to', 'history_ref_derived_to'])) loop
+      and not (indexname = any(array['objects_ref_derived_to_aec004d22c04', 'history_ref_derived_to_e7163bf31019'])) loop
     execute format('drop index %I.%I', current_schema(), stale.indexname);
   end loop;
 end $$;
-create index if not exists "objects_ref_derived_to" on objects ((props->>'derivedTo'), tenant, type) where (props->>'derivedTo') is not null;
-create index if not exists "history_ref_derived_to" on history ((row->>'derivedTo'), tenant, type) where (row->>'derivedTo') is not null;
+create index if not exists "objects_ref_derived_to_aec004d22c04" on objects ((props->>'derivedTo'), tenant, type) where (props->>'derivedTo') is not null;
+create index if not exists "history_ref_derived_to_e7163bf31019" on history ((row->>'derivedTo'), tenant, type) where (row->>'derivedTo') is not null;

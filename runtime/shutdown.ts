@@ -33,9 +33,9 @@ const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 export type LogState = 'written' | 'lost' | 'pending';
 
 /** Standard output, asynchronous: a synchronous write per request line costs the request path several percent. */
-export function openLogDestination(): SonicBoom {
+export function openLogDestination(fd: number = process.stdout.fd): SonicBoom {
   // A CommonJS module: its class is a property of the default export.
-  const destination = new sonicBoom.SonicBoom({ fd: process.stdout.fd, sync: false, minLength: 4096, maxLength: MAX_BUFFERED_BYTES, periodicFlush: 1000 });
+  const destination = new sonicBoom.SonicBoom({ fd, sync: false, minLength: 4096, maxLength: MAX_BUFFERED_BYTES, periodicFlush: 1000 });
   // A log nobody can read any more must not take the service down; flushWithin() tells what became of the lines.
   destination.on('error', () => undefined);
   return destination;

@@ -27,20 +27,33 @@ export function inverseProperties(model: Metamodel): string[] {
   return [...names].sort();
 }
 
-/** PostgreSQL cuts identifiers at 63 bytes: a longer name keeps a prefix and a digest of the whole. */
-function indexName(prefix: string, property: string): string {
-  const name = `${prefix}${snakeCase(property)}`;
-  if (name.length <= 63) return name;
-  return `${name.slice(0, 46)}_${createHash('sha256').update(name).digest('hex').slice(0, 16)}`;
+/**
+ * An index is named after its property and a digest of its definition: the
+ * file creates with `if not exists`, which keeps an index of that name
+ * whatever its definition, so a changed definition must come under a new
+ * name (and the old one is dropped as stale). PostgreSQL cuts identifiers at
+ * 63 bytes: a long property name is cut, the digest (of the whole
+ * definition, property included) keeps the names apart.
+ */
+export function indexName(prefix: string, property: string, definition: string): string {
+  const digest = createHash('sha256').update(definition).digest('hex').slice(0, 12);
+  return `${`${prefix}${snakeCase(property)}`.slice(0, 63 - digest.length - 1)}_${digest}`;
 }
 
-interface IndexDef { name: string; table: 'objects' | 'history'; expression: string }
+interface IndexDef { name: string; table: 'objects' | 'history'; definition: string }
 
+/**
+ * Partial on the expression's being there: objects of other types have no such key and stay out of the index;
+ * `x = $1` implies `x is not null`, so the probes use it.
+ * Tenant and type after the reference, as the probe names them all: with statistics of a smaller table (before the
+ * next analyze) the planner would otherwise take objects_type (tenant, type) and read every derivation of the tenant.
+ */
 function indexDefinitions(model: Metamodel): IndexDef[] {
-  return inverseProperties(model).flatMap((property) => [
-    { name: indexName(INDEX_PREFIXES.objects, property), table: 'objects' as const, expression: `(props->>${literal(property)})` },
-    { name: indexName(INDEX_PREFIXES.history, property), table: 'history' as const, expression: `(row->>${literal(property)})` },
-  ]);
+  return inverseProperties(model).flatMap((property) => (['objects', 'history'] as const).map((table) => {
+    const expression = `(${table === 'objects' ? 'props' : 'row'}->>${literal(property)})`;
+    const definition = `on ${table} (${expression}, tenant, type) where ${expression} is not null`;
+    return { name: indexName(INDEX_PREFIXES[table], property, definition), table, definition };
+  }));
 }
 
 /**
@@ -66,11 +79,7 @@ export const indexesEmitter: Emitter = {
   name: 'indexes',
   emit(model) {
     const defs = indexDefinitions(model);
-    // Partial on the expression's being there: objects of other types have no such key and stay out of the index;
-    // `x = $1` implies `x is not null`, so the probes use it.
-    // Tenant and type after the reference, as the probe names them all: with statistics of a smaller table (before the
-    // next analyze) the planner would otherwise take objects_type (tenant, type) and read every derivation of the tenant.
-    const creates = defs.map((d) => `create index if not exists "${d.name}" on ${d.table} (${d.expression}, tenant, type) where ${d.expression} is not null;`);
+    const creates = defs.map((d) => `create index if not exists "${d.name}" ${d.definition};`);
     const content = [header('indexes', '--'), dropStale(defs), ...creates, ''].join('\n');
     return [{ path: 'indexes.gen.sql', content }];
   },

@@ -14,7 +14,6 @@
  *   `status_label`) holds the declared labels; `replaceStatusLabels` keeps it
  *   in step with every upload of the profile, in the upload's transaction.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Knex } from 'knex';
 import { schemaOf, type Metamodel, type RestExtension, type StatusCheck } from '../../runtime/host.ts';
 import { TenantStatuses } from './status-rules.ts';
@@ -93,19 +92,20 @@ export function mayTouchStatus(method: string, body: unknown): boolean {
  * Its `observe` must come after the custom-properties check's (index.ts).
  */
 export class StatusChecker {
-  private readonly requests = new AsyncLocalStorage<WriteRequest>();
+  /** What `observe` found for each REST write, by its request (see CustomPropertiesChecker's `requests`). */
+  private readonly requests = new WeakMap<object, WriteRequest>();
 
   constructor(private readonly cache: StatusCache, private readonly log: { warn(o: object, m: string): void }) {}
 
   /** Sees every REST write before the generic handlers, after the lookup; handles none. */
   readonly observe: RestExtension = async ({ ctx, principal, db }) => {
     if (!WRITES.has(ctx.method) || !principal.tenant || !mayTouchStatus(ctx.method, ctx.request.body)) return false;
-    this.requests.enterWith({ db, tenant: principal.tenant, statuses: this.cache.known(db, principal.tenant) ?? this.cache.none });
+    this.requests.set(ctx, { db, tenant: principal.tenant, statuses: this.cache.known(db, principal.tenant) ?? this.cache.none });
     return false;
   };
 
-  readonly check: StatusCheck = ({ db, tenant, status, previous, accessLevel }) => {
-    const request = this.requests.getStore();
+  readonly check: StatusCheck = ({ db, tenant, status, previous, accessLevel, request: served }) => {
+    const request = served && this.requests.get(served);
     if (request && request.db === db && request.tenant === tenant) return request.statuses.check(status, previous, accessLevel);
     // Within the write's transaction no other connection may be waited for (the embedded database has one).
     this.log.warn({ db }, 'statuses checked outside a REST request: the profile may be stale');

@@ -1,5 +1,5 @@
 /** Renders objects and lists in the HAL form of the specification. */
-import type { Metamodel } from '../metamodel/model.ts';
+import type { Metamodel, PropertyDef, TypeDef } from '../metamodel/model.ts';
 import { parentRelation } from '../metamodel/relations.ts';
 import { plainObject, type LinkFacts, type StoredObject } from '../storage/objects.ts';
 
@@ -11,12 +11,41 @@ export interface Links {
   more?: (plain: Record<string, unknown>) => string[];
 }
 
+const PLURALS = new WeakMap<Metamodel, Map<string, string>>();
+
 /** The top-level list an object of the type is reached by: its own plural or its nearest supertype's. */
 export function pluralOf(model: Metamodel, typeName: string): string {
-  for (let t: string | undefined = typeName; t; t = model.types[t]?.supertype) {
-    if (model.types[t]?.plural) return model.types[t].plural;
+  let known = PLURALS.get(model);
+  if (!known) PLURALS.set(model, (known = new Map()));
+  let plural = known.get(typeName);
+  if (plural === undefined) {
+    plural = 'assets';
+    for (let t: string | undefined = typeName; t; t = model.types[t]?.supertype) {
+      if (model.types[t]?.plural) {
+        plural = model.types[t].plural;
+        break;
+      }
+    }
+    known.set(typeName, plural);
   }
-  return 'assets';
+  return plural;
+}
+
+/** What links and hides of a type's properties, found once per type: every rendered object asks. */
+interface RenderedProperties {
+  references: PropertyDef[];
+  writeOnly: string[];
+}
+
+const RENDERED = new WeakMap<TypeDef, RenderedProperties>();
+
+function renderedProperties(type: TypeDef): RenderedProperties {
+  let found = RENDERED.get(type);
+  if (!found) {
+    found = { references: type.properties.filter((p) => p.dataType === 'REFERENCE'), writeOnly: type.properties.filter((p) => p.writeOnly).map((p) => p.name) };
+    RENDERED.set(type, found);
+  }
+  return found;
 }
 
 export function objectHref(model: Metamodel, links: Links, typeName: string, id: string): string {
@@ -48,12 +77,11 @@ export function halObject(model: Metamodel, links: Links, plain: Record<string, 
     if (facts?.parentType) rel[parentRelation(model, typeName, facts.parentType)] = { href: objectHref(model, links, facts.parentType, parentId) };
   }
   if (type) {
-    for (const p of type.properties) {
-      if (p.dataType === 'REFERENCE' && typeof plain[p.name] === 'string') {
-        rel[p.name] = { href: objectHref(model, links, p.range!, plain[p.name] as string) };
-      }
-      if (p.writeOnly) delete out[p.name];
+    const { references, writeOnly } = renderedProperties(type);
+    for (const p of references) {
+      if (typeof plain[p.name] === 'string') rel[p.name] = { href: objectHref(model, links, p.range!, plain[p.name] as string) };
     }
+    for (const name of writeOnly) delete out[name];
     if (facts) for (const l of type.lists) if (facts.lists.includes(l.name)) rel[l.name] = { href: `${self}/${l.name}` };
   }
   for (const name of links.more?.(plain) ?? []) rel[name] = { href: `${self}/${name}` };

@@ -59,8 +59,11 @@ export interface Call {
   scope: Scope;
 }
 
-/** What a write needs of its call: no request (a plugin's bulk write has none, object-writes.ts). */
-export type WriteCall = Pick<Call, 'deps' | 'principal' | 'db' | 'scope'>;
+/**
+ * What a write needs of its call: the request only to tell the checks which one they serve (a plugin's bulk write
+ * has none, object-writes.ts).
+ */
+export type WriteCall = Pick<Call, 'deps' | 'principal' | 'db' | 'scope'> & { ctx?: Context };
 
 const METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'];
 
@@ -72,7 +75,7 @@ interface Answer {
 }
 
 export async function handleRest(ctx: Context, deps: RestDeps, principal: Principal, db: string, segments: string[], base: Links) {
-  const links: Links = deps.objectLinks?.length ? { ...base, more: (plain) => moreLinks(deps.objectLinks!, principal, plain) } : base;
+  const links: Links = deps.objectLinks?.length ? { ...base, more: moreLinksOf(deps.objectLinks, principal) } : base;
   const call: Call = { ctx, deps, principal, db, links, scope: { tenant: principal.tenant!, allTenants: principal.systemAdmin } };
   if (!METHODS.includes(ctx.method)) throw createError('METHOD_NOT_ALLOWED', {}, [], { Allow: METHODS.join(', ') });
   try {
@@ -132,10 +135,15 @@ function notFound(place: ListPlace, key: PathKey) {
   return createError('OBJECT_NOT_FOUND', { type: placeItemType(place), key: key.value });
 }
 
-/** The names of the plugins' lists below the object that this caller may read. */
-function moreLinks(objectLinks: ObjectLink[], principal: Principal, plain: Record<string, unknown>): string[] {
-  const object = { id: plain.id as string, type: plain._type as string, tenant: plain.tenant as string };
-  return objectLinks.filter((l) => l.type === object.type && l.visible(principal, object)).map((l) => l.name);
+/**
+ * The names of the plugins' lists below an object that this caller may read. (Made by a function rather than
+ * written as a property of \`links\`: tsx names a function written so on every request, 0.7 % of a GET's CPU.)
+ */
+function moreLinksOf(objectLinks: ObjectLink[], principal: Principal): (plain: Record<string, unknown>) => string[] {
+  return (plain) => {
+    const object = { id: plain.id as string, type: plain._type as string, tenant: plain.tenant as string };
+    return objectLinks.filter((l) => l.type === object.type && l.visible(principal, object)).map((l) => l.name);
+  };
 }
 
 /** An object with its links; what they need is looked up in one statement unless the read that found it did. */
@@ -239,7 +247,7 @@ function creatable(model: Metamodel, place: ListPlace): boolean {
 
 export function writerOf(call: WriteCall, store: ObjectStore) {
   return new Writer(call.deps.model, call.deps.validators, store, call.scope.tenant, call.principal.loginId, call.deps.customProperties,
-    call.deps.statusCheck && { check: call.deps.statusCheck, accessLevel: call.principal.accessLevel });
+    call.deps.statusCheck && { check: call.deps.statusCheck, accessLevel: call.principal.accessLevel }, call.ctx);
 }
 
 async function deleteObject(call: Call, trx: Knex.Transaction, store: ObjectStore, target: ObjectTarget): Promise<Answer> {

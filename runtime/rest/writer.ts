@@ -108,6 +108,11 @@ export type CustomPropertiesCheck = (args: {
    * (`ownerPending`: it moves under `parentId`, which the write checks later).
    */
   placement: { modelId: string | null; parentId: string | null; ownerPending: boolean };
+  /**
+   * The REST request the write serves (its Koa context, the one REST extensions were given), by which a plugin
+   * finds what its extension saw of the request; absent for a plugin's write outside the REST interface.
+   */
+  request?: object;
 }) => Promise<Violation[]>;
 
 /**
@@ -130,6 +135,8 @@ export type StatusCheck = (args: {
   previous: string | null;
   /** The caller's access level in the tenant. */
   accessLevel: string;
+  /** The REST request the write serves, as for CustomPropertiesCheck. */
+  request?: object;
 }) => Violation[];
 
 export interface StatusChecking {
@@ -148,6 +155,8 @@ export class Writer {
     private readonly actor: string,
     private readonly customProperties?: CustomPropertiesCheck,
     private readonly statuses?: StatusChecking,
+    /** The REST request written for, passed on to the checks; none for a plugin's bulk write. */
+    private readonly request?: object,
   ) {
     this.standardStatuses = new Set(model.enumerations.Status ?? []);
   }
@@ -201,7 +210,7 @@ export class Writer {
     if (this.customProperties) {
       const custom = await this.customProperties({
         db: this.store.db, tenant: this.tenant, type, state, existing: req.existing ?? null, store: this.store,
-        placement: { modelId: placement.modelId, parentId: placement.parentId, ownerPending: placement.ownerPending },
+        placement: { modelId: placement.modelId, parentId: placement.parentId, ownerPending: placement.ownerPending }, request: this.request,
       });
       for (const v of custom) violations.push({ ...v, path: itemPath(req.index, v.path) });
       if (custom.length) return null;
@@ -334,7 +343,7 @@ export class Writer {
     const sent = body.status !== undefined && body.status !== null;
     const changed = !!req.existing && previous !== state.status;
     if (!changed && !(sent && !this.standardStatuses.has(state.status))) return true;
-    const refused = this.statuses.check({ db: this.store.db, tenant: this.tenant, type, status: state.status, previous, accessLevel: this.statuses.accessLevel });
+    const refused = this.statuses.check({ db: this.store.db, tenant: this.tenant, type, status: state.status, previous, accessLevel: this.statuses.accessLevel, request: this.request });
     for (const v of refused) report(v.path, v.key, v.params);
     return !refused.length;
   }

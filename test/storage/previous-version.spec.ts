@@ -87,7 +87,9 @@ describe(`a database written by the previous version (${PREVIOUS_COMMIT})`, func
     expect(r.rows[0].versions).to.deep.equal([1, 2, 3, 4, 5, 6, 7]);
     // The indexes today's metamodel asks for (generated/indexes.gen.sql) were made with the views.
     const indexes = await t.service.storage.knex.raw(`select indexname from pg_indexes where schemaname = 'db_${DB}' and indexname like '%\\_ref\\_%' order by 1`);
-    expect(indexes.rows.map((x: { indexname: string }) => x.indexname)).to.deep.equal(['history_ref_derived_to', 'objects_ref_derived_to']);
+    const generated = [...t.service.generated.indexesSql.matchAll(/create index if not exists "(\w+)"/g)].map((m) => m[1]).sort();
+    expect(generated).to.have.length(2);
+    expect(indexes.rows.map((x: { indexname: string }) => x.indexname)).to.deep.equal(generated);
   });
 
   it('reads every object back by technical key and by business-key path, as written then', async () => {
