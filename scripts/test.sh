@@ -49,11 +49,12 @@ count_suite() {
   [ "$rc" -eq 0 ] || status=1
 }
 
-# Each suite runs its spec files in TEST_JOBS worker processes at once (mocha's parallel mode; default 2):
-# most of a suite's time is spent waiting on services, databases, browsers and timers. TEST_JOBS=1 runs
-# the files one after the other in one process.
+# TEST_JOBS=N runs each suite's spec files in N worker processes at once (mocha's parallel mode), and
+# prints the spec files it spent the most time in. The default is one process per suite: measured in a
+# full run on two cores (2026-11-27), two workers per suite took as long as one (the two suites together
+# already keep both cores busy), and the longest specs (contract, fuzz) ran past their timeouts.
 parallel=()
-[ "${TEST_JOBS:-2}" = 1 ] || parallel=(--parallel --jobs "${TEST_JOBS:-2}")
+[ "${TEST_JOBS:-1}" = 1 ] || parallel=(--parallel --jobs "${TEST_JOBS}")
 
 # Without arguments, every spec; with them, what they name (mocha would add its config's specs to named ones).
 [ $# -gt 0 ] || set -- 'test/**/*.spec.ts'

@@ -185,7 +185,8 @@ function callsOf(op: Operation, doc: Json, f: Fixtures, fresh: () => string, typ
 }
 
 describe('the OpenAPI document is what the service does (contract)', function () {
-  this.timeout(600_000);
+  // Every operation of the document over fixtures of every kind: 3 to 5 minutes alone, up to 10 beside a parallel run on two cores.
+  this.timeout(1_200_000);
   let t: TestService;
   let doc: Json;
   let checker: ContractChecker;
