@@ -4,7 +4,7 @@
  * confirmation dialog, and an error's words.
  */
 import { useEffect, useId, useRef } from 'preact/hooks';
-import { ApiError } from './api.ts';
+import { ApiError, type ErrorPayload } from './api.ts';
 import { useApp, type AppState } from './state.ts';
 
 export const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -17,28 +17,44 @@ export function violationsOf(e: unknown, prefix = ''): string[] {
   return mine.length ? mine.map((v) => v.message) : [e.message];
 }
 
-/** Saves a response's body as a file (a blob behind an object URL, so that the call could carry the token). */
+/** The file name a Content-Disposition header gives (RFC 5987's `filename*` first), or `fallback`. */
+export function fileNameOf(header: string | null, fallback: string): string {
+  const extended = /filename\*\s*=\s*UTF-8''([^;]+)/i.exec(header ?? '')?.[1];
+  if (extended) {
+    try { return decodeURIComponent(extended); } catch { /* the plain one then */ }
+  }
+  return /filename\s*=\s*"([^"]*)"/i.exec(header ?? '')?.[1] ?? fallback;
+}
+
+/**
+ * Saves a response's body as a file, named as its Content-Disposition says or `fallback` (a blob behind an object
+ * URL, so that the call could carry the anti-forgery token).
+ */
 export async function saveAs(response: Response, fallback: string): Promise<void> {
-  const disposition = response.headers.get('content-disposition') ?? '';
-  const star = /filename\*=UTF-8''([^;]+)/i.exec(disposition);
-  const plain = /filename="([^"]+)"/i.exec(disposition);
-  const filename = star ? decodeURIComponent(star[1]) : plain ? plain[1] : fallback;
   const url = URL.createObjectURL(await response.blob());
   const a = document.createElement('a');
   a.href = url;
-  a.download = filename;
+  a.download = fileNameOf(response.headers.get('content-disposition'), fallback);
   document.body.append(a);
   a.click();
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
-/** A call through the pages' fetch (token, language) answering the Response; a failure throws ApiError. */
-export async function send(app: AppState, method: string, path: string, body?: BodyInit): Promise<Response> {
-  const request = new Request(new URL(app.api.url(path), location.origin), { method, body, credentials: 'same-origin', headers: { Accept: 'application/json, application/yaml' } });
+/**
+ * A call through the pages' fetch (anti-forgery token, language) answering the Response itself, for bodies read as
+ * they stream or saved as files; `body` goes as it is when it is a form, a file or text, else as JSON. A failure
+ * throws ApiError.
+ */
+export async function send(app: AppState, method: string, path: string, body?: unknown): Promise<Response> {
+  const raw = body === undefined || body instanceof FormData || body instanceof Blob || typeof body === 'string';
+  const headers = new Headers(raw ? {} : { 'Content-Type': 'application/json' });
+  const request = new Request(new URL(app.api.url(path), location.origin), {
+    method, headers, credentials: 'same-origin', body: raw ? (body as BodyInit | undefined) : JSON.stringify(body),
+  });
   const response = await app.api.fetch(request);
   if (!response.ok) {
-    let payload;
+    let payload: ErrorPayload | undefined;
     try { payload = JSON.parse(await response.text()); } catch { /* not JSON: the status says it */ }
     throw new ApiError(response.status, payload, response);
   }

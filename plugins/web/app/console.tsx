@@ -23,7 +23,8 @@ import { defaultHighlightStyle, syntaxHighlighting } from '@codemirror/language'
 import { PostgreSQL, sql } from '@codemirror/lang-sql';
 import { parse, type CastingContext } from 'csv-parse/browser/esm/sync';
 import { Api, ApiError } from './api.ts';
-import { JobsPanel, saveAs, send } from './jobs.tsx';
+import { JobsPanel } from './jobs.tsx';
+import { saveAs, send } from './admin-kit.tsx';
 import type { Language } from './i18n.ts';
 import { formatTime, useApp } from './state.ts';
 import type { Schemas } from '../../../client/index.ts';

@@ -12,7 +12,7 @@
  * again after a reload or from another browser.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, type ErrorPayload } from './api.ts';
+import { saveAs, send } from './admin-kit.tsx';
 import { formatTime, useApp, type AppState } from './state.ts';
 import type { Schemas } from '../../../client/index.ts';
 
@@ -24,36 +24,6 @@ const EXTENSIONS: Record<string, string> = { CSV: 'csv', JSON: 'json', XML: 'xml
 
 /** A job's progress as its statistics give it while it runs. */
 interface Progress { rows?: number; read?: number; total?: number; [k: string]: unknown }
-
-/** A call through the pages' fetch (CSRF token, language) that answers the Response itself, for bodies read as they stream or saved as files. */
-export async function send(app: AppState, method: string, path: string, body?: unknown): Promise<Response> {
-  const headers = new Headers();
-  if (body !== undefined) headers.set('Content-Type', 'application/json');
-  const request = new Request(new URL(app.api.url(path), location.origin), {
-    method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const response = await app.api.fetch(request);
-  if (!response.ok) {
-    let payload: ErrorPayload | undefined;
-    try {
-      payload = JSON.parse(await response.text());
-    } catch { /* not JSON: the status says it */ }
-    throw new ApiError(response.status, payload, response);
-  }
-  return response;
-}
-
-/** Saves a response's body as a file: a blob behind an object URL, so that the call could carry the CSRF token. */
-export async function saveAs(response: Response, filename: string): Promise<void> {
-  const url = URL.createObjectURL(await response.blob());
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
 
 interface ListPage { total: number; _embedded: { jobs: Job[] }; _links: { next?: { href: string } } }
 /** What the panel shows: the jobs loaded so far, newest first, and where the next page starts. */

@@ -11,7 +11,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Obj } from './api.ts';
-import { saveAs, send } from './jobs.tsx';
+import { saveAs, send } from './admin-kit.tsx';
 import { useApp } from './state.ts';
 
 const FORMATS = ['JSON', 'YAML', 'CSV', 'XLSX', 'XML'] as const;
@@ -22,15 +22,6 @@ interface Counts { read?: number; created?: number; updated?: number; deleted?: 
 interface Statistics { status: string; statistics?: Counts }
 interface Report { dryRun?: boolean; created?: string[]; updated?: { key: string; properties: string[] }[]; deleted?: string[] }
 interface Upload { id: string; dryRun: boolean; statistics?: Statistics; report?: Report; problems?: string[]; error?: string }
-
-/** The file name a Content-Disposition gives (its RFC 5987 form first). */
-function fileNameOf(header: string | null, fallback: string): string {
-  const extended = /filename\*\s*=\s*UTF-8''([^;]+)/i.exec(header ?? '')?.[1];
-  if (extended) {
-    try { return decodeURIComponent(extended); } catch { /* the plain one then */ }
-  }
-  return /filename\s*=\s*"([^"]*)"/i.exec(header ?? '')?.[1] ?? fallback;
-}
 
 export function TransferPanel({ obj, onChanged }: { obj: Obj; onChanged: () => void }) {
   const app = useApp();
@@ -52,7 +43,7 @@ export function TransferPanel({ obj, onChanged }: { obj: Obj; onChanged: () => v
       const query = new URLSearchParams({ format, language: app.language });
       if (app.version !== undefined) query.set('version', String(app.version));
       const response = await send(app, 'GET', `${base}/download?${query}`);
-      await saveAs(response, fileNameOf(response.headers.get('content-disposition'), `${obj.label ?? 'download'}.${format.toLowerCase()}`));
+      await saveAs(response, `${obj.label ?? 'download'}.${format.toLowerCase()}`);
     } catch (e) {
       setFailure(e instanceof Error ? e.message : String(e));
     }
