@@ -40,7 +40,7 @@ import { assertNoViolations } from './write-violations.ts';
 import { removalOf } from './removal.ts';
 import { removeTenant } from './tenant-removal.ts';
 import { authorize, keepSecrets, writerOf, type RestDeps, type WriteCall } from './handlers.ts';
-import { placeOf, type ObjectWriteRequest } from './object-writes.ts';
+import { preparerOf, type ObjectWriteRequest } from './object-writes.ts';
 
 /** How often the whole work runs when it keeps losing races. */
 export const ATTEMPTS = 3;
@@ -112,13 +112,7 @@ async function bulkWritesOf(deps: RestDeps, db: string, principal: Principal, op
   const now = await store.now();
   return {
     store, model: deps.model, now,
-    async prepare(request) {
-      const violations = new ViolationList();
-      const place = placeOf(deps.model, request.parent, request.list);
-      if (!place) return { prepared: null, violations: [{ path: `${request.index}`, key: 'notCreatableHere', params: { type: String(request.payload._type), list: request.list } }] };
-      const prepared = await writer.prepare({ payload: request.payload, mode: request.mode, place, existing: request.existing, index: request.index }, now, violations);
-      return { prepared, violations: violations.kept };
-    },
+    prepare: preparerOf(deps.model, writer, now),
     async check(prepared, leaving) {
       const types = [...new Set([...prepared.map((w) => w.object.type), ...leaving.map((o) => o.type)])];
       authorize(principal, types, true);

@@ -66,13 +66,7 @@ export async function writeObjects<T>(deps: RestDeps, db: string, principal: Pri
     const now = await store.now();
     const writes: ObjectWrites = {
       store, trx, model: deps.model, now,
-      async prepare(request) {
-        const violations = new ViolationList();
-        const place = placeOf(deps.model, request.parent, request.list);
-        if (!place) return { prepared: null, violations: [{ path: `${request.index}`, key: 'notCreatableHere', params: { type: String(request.payload._type), list: request.list } }] };
-        const prepared = await writer.prepare({ payload: request.payload, mode: request.mode, place, existing: request.existing, index: request.index }, now, violations);
-        return { prepared, violations: violations.kept };
-      },
+      prepare: preparerOf(deps.model, writer, now),
       async apply(prepared, leaving) {
         const types = [...new Set([...prepared.map((w) => w.object.type), ...leaving.map((o) => o.type)])];
         authorize(principal, types, true);
@@ -85,6 +79,21 @@ export async function writeObjects<T>(deps: RestDeps, db: string, principal: Pri
   });
   if (touched.size) deps.changed?.(db, [...touched]);
   return result;
+}
+
+/**
+ * One object's write prepared by the REST writer at the place its parent and list name (a violation where the
+ * parent holds no such list): the `prepare` of both the transaction's writes here and the bulk writes.
+ */
+export function preparerOf(model: Metamodel, writer: ReturnType<typeof writerOf>, now: number):
+  (request: ObjectWriteRequest) => Promise<{ prepared: PreparedWrite | null; violations: Violation[] }> {
+  return async (request) => {
+    const violations = new ViolationList();
+    const place = placeOf(model, request.parent, request.list);
+    if (!place) return { prepared: null, violations: [{ path: `${request.index}`, key: 'notCreatableHere', params: { type: String(request.payload._type), list: request.list } }] };
+    const prepared = await writer.prepare({ payload: request.payload, mode: request.mode, place, existing: request.existing, index: request.index }, now, violations);
+    return { prepared, violations: violations.kept };
+  };
 }
 
 /** The place of a list below a parent, or of a root list; null where the parent has no such list. */
