@@ -22,7 +22,7 @@ import { Databases } from './storage/databases.ts';
 import { createDirectory } from './auth/directory.ts';
 import { createAuthenticator, type Authenticator } from './auth/middleware.ts';
 import type { AuthDriver, Principal } from './auth/types.ts';
-import { AUTH_PHASES, type AuthenticateOptions, type AuthPhase, type PluginHost, type ObjectLink, type PluginManifest, type RestExtension, type SecretHandler } from './plugins.ts';
+import { AUTH_PHASES, type AuthenticateOptions, type AuthPhase, type PluginHost, type ObjectLink, type PluginManifest, type RestExtension, type SecretHandler, type WriteObserver } from './plugins.ts';
 import { importPlugins, loadPlugins } from './plugin-loader.ts';
 import type { CustomPropertiesCheck, StatusCheck } from './rest/writer.ts';
 import { META_DATABASE, seedMetamodel } from './storage/meta-database.ts';
@@ -107,6 +107,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   const pluginRouter = new Router();
   const apiRouter = new Router({ prefix: '/api/:db' });
   const restExtensions: RestExtension[] = [];
+  const writeObservers: WriteObserver[] = [];
   const objectLinks: ObjectLink[] = [];
   let customProperties: CustomPropertiesCheck | undefined;
   let statusCheck: StatusCheck | undefined;
@@ -130,6 +131,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
       restExtensions.push(extension);
       for (const name of listNames) restListNames.add(name);
     },
+    addWriteObserver: (observer) => writeObservers.push(observer),
     addObjectLink: (link) => objectLinks.push(link),
     setCustomPropertiesCheck: (check) => {
       if (customProperties) throw new Error('a custom-properties check is registered already');
@@ -172,7 +174,7 @@ async function assemble(config: Config, log: Logger, { plugins, methodsOn }: Ret
   };
   for (const { manifest, settings } of plugins) await manifest.register(withDrivers(host, manifest, drivers), settings);
   const deps: RestDeps = {
-    model: generated.metamodel, routes: generated.routes, validators: generated.validators, knex, secretHandlers, customProperties, statusCheck, objectLinks,
+    model: generated.metamodel, routes: generated.routes, validators: generated.validators, knex, secretHandlers, customProperties, statusCheck, objectLinks, writeObservers,
     changed: (db: string, types: string[]) => changeListeners.forEach((listener) => listener(db, types)),
   };
   restDeps = deps;

@@ -14,7 +14,7 @@
 export { HOST_API_VERSION } from './host-version.ts';
 
 // Plugins: the manifest, the host handed to `register`, and what they extend.
-export type { AuthenticateOptions, PluginHost, ObjectLink, PluginManifest, PluginResources, RestExtension, SecretHandler, SignInMethod, MethodExclusion } from './plugins.ts';
+export type { AuthenticateOptions, PluginHost, ObjectLink, PluginManifest, PluginResources, RestExtension, SecretHandler, SignInMethod, MethodExclusion, WriteObserver } from './plugins.ts';
 export { AUTH_PHASES, type AuthPhase } from './plugins.ts';
 export { ConfigError, booleanSetting } from './config.ts';
 

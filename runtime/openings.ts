@@ -55,8 +55,11 @@ export function restOpening(opening: Opening & {
     if (!rest) throw createError('NOT_FOUND');
     const segments = splitPath(rest);
     // Nothing in /rest can be written below EDITOR: a READ_ONLY caller's body is refused unread.
-    if (ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH') await readJson(ctx, 'EDITOR');
     const principal = ctx.state.principal;
+    if (ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH') {
+      await readJson(ctx, 'EDITOR');
+      for (const observe of deps.writeObservers ?? []) await observe({ request: ctx, method: ctx.method, principal, db: db.name, body: ctx.request.body });
+    }
     if (isSearchPath(deps.model, segments)) {
       return handleSearch({ ctx, model: deps.model, knex: deps.knex, principal, links: { base: base(ctx), db: db.name } });
     }

@@ -51,6 +51,26 @@ export type RestExtension = (call: {
 }) => Promise<boolean> | boolean;
 
 /**
+ * Sees each write of objects once, before any of its objects is prepared and
+ * checked: a REST write (POST, PUT, PATCH below /rest/<db>/, after its body
+ * was read) and a plugin's writes of many objects (`writeObjects`,
+ * `bulkWrites`, once their caller hands them the payloads). `request` is what
+ * the checks of that write are given as theirs (CustomPropertiesCheck,
+ * StatusCheck): a plugin keeps what it found for the write by it, e.g. the
+ * annotations it read once for the whole write. It may normalize the
+ * payloads (they are the objects the writer reads). Since host API 1.8.
+ */
+export type WriteObserver = (write: {
+  /** The REST request's Koa context, or a token of the plugin's write of its own. */
+  request: object;
+  method: 'POST' | 'PUT' | 'PATCH';
+  principal: Principal;
+  db: string;
+  /** The request body as parsed (an object or a list); the payloads of a plugin's write, as a list. */
+  body: unknown;
+}) => Promise<void> | void;
+
+/**
  * A list a plugin serves below objects of one type (`<object>/<name>`, e.g. a
  * user's `accessKeys`), linked from those objects (decisions §7.3) for the
  * callers `visible` lets read it: the link must lead to a 200, so a caller
@@ -167,6 +187,8 @@ export interface PluginHost {
   bulk(ctx: Context): void;
   /** `listNames`: what the extension serves where a REST path names a list (e.g. accessKeys), for the request figures. */
   addRestExtension(extension: RestExtension, listNames?: string[]): void;
+  /** Sees every write of objects before its objects are checked, in the order observers were added. Since host API 1.8. */
+  addWriteObserver(observer: WriteObserver): void;
   /** Links objects of a type to a list the plugin serves below them (with addRestExtension). */
   addObjectLink(link: ObjectLink): void;
   /** The one check of custom properties on every REST write. */

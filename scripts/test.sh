@@ -27,7 +27,7 @@ run_suite() {
   TIMING_OUT=".tmp/timing-$label.jsonl" npx mocha "${parallel[@]}" "$@" >"$log" 2>&1
 }
 
-# The spec files a suite spent the most time in (the root hooks write a line per file in parallel mode).
+# The spec files a suite spent the most time in (the root hooks write a line per file).
 show_timing() {
   local file=".tmp/timing-$1.jsonl"
   [ -f "$file" ] || return 0
@@ -49,8 +49,7 @@ count_suite() {
   [ "$rc" -eq 0 ] || status=1
 }
 
-# TEST_JOBS=N runs each suite's spec files in N worker processes at once (mocha's parallel mode), and
-# prints the spec files it spent the most time in. The default is one process per suite: measured in a
+# TEST_JOBS=N runs each suite's spec files in N worker processes at once (mocha's parallel mode). The default is one process per suite: measured in a
 # full run on two cores (2026-11-27), two workers per suite took as long as one (the two suites together
 # already keep both cores busy), and the longest specs (contract, fuzz) ran past their timeouts.
 parallel=()

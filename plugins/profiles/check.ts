@@ -26,7 +26,7 @@
  * that a list of thousands is checked with one lookup of references.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { WRITABLE_SYSTEM_PROPERTIES, type CustomPropertiesCheck, type ObjectStore, type RestExtension, type StoredObject, type Violation } from '../../runtime/host.ts';
+import { WRITABLE_SYSTEM_PROPERTIES, type CustomPropertiesCheck, type ObjectStore, type WriteObserver, type StoredObject, type Violation } from '../../runtime/host.ts';
 import { TenantProfiles, type AnnotationCache } from './cache.ts';
 import { STANDARD_FILES } from './catalog.ts';
 import { kindOf, KIND_TYPE, type CustomPropertyRule, type TypeRules } from './rules.ts';
@@ -46,7 +46,6 @@ interface WriteRequest {
   texts: Map<string, Set<string>>;
 }
 
-const WRITES = new Set(['POST', 'PUT', 'PATCH']);
 /** Looked up at once; a larger payload looks up what each object names. */
 const PREFETCH_LIMIT = 50_000;
 
@@ -78,14 +77,13 @@ export class CustomPropertiesChecker {
 
   constructor(private readonly cache: AnnotationCache, private readonly log: { warn(o: object, m: string): void }) {}
 
-  /** Sees every REST request before the generic handlers; handles none. */
-  readonly observe: RestExtension = async ({ ctx, principal, db }) => {
-    if (!WRITES.has(ctx.method) || !principal.tenant) return false;
+  /** Sees every write (a REST request, a plugin's write of many objects) before its objects are checked. */
+  readonly observe: WriteObserver = async ({ request: served, method, principal, db, body }) => {
+    if (!principal.tenant) return;
     const request: WriteRequest = {
-      method: ctx.method, db, tenant: principal.tenant, profiles: TenantProfiles.empty, references: new Set(), written: new Set(), texts: new Map(),
+      method, db, tenant: principal.tenant, profiles: TenantProfiles.empty, references: new Set(), written: new Set(), texts: new Map(),
     };
-    this.requests.set(ctx, request);
-    const body = ctx.request.body as unknown;
+    this.requests.set(served, request);
     for (const item of Array.isArray(body) ? body : [body]) {
       if (!isPlainObject(item)) continue;
       if (typeof item.id === 'string' && UUID_PATTERN.test(item.id)) request.written.add(item.id.toLowerCase());
@@ -98,7 +96,6 @@ export class CustomPropertiesChecker {
       collectTexts(item.customProperties, request.texts);
     }
     request.profiles = await this.cache.current(db, principal.tenant);
-    return false;
   };
 
   readonly check: CustomPropertiesCheck = async ({ db, tenant, type, state, existing, store, placement, request: served }) => {
@@ -123,7 +120,7 @@ export class CustomPropertiesChecker {
     const sent = isPlainObject(custom) && this.sent.has(custom);
     const wholeWrite = current !== undefined && current.method !== 'PATCH';
     if (!sent && !wholeWrite && existing && !literalsChanged(rules, state, existing)) return [];
-    if (!current) this.log.warn({ db, type: type.name }, 'custom properties checked outside a REST request: annotations may be stale');
+    if (!current) this.log.warn({ db, type: type.name }, 'custom properties checked outside an observed write: annotations may be stale');
     const values = (custom ?? {}) as Values;
     const declared = applicable(rules, state, values);
     const violations: Violation[] = [];

@@ -49,7 +49,7 @@ interface ProfileSettings {
 export const manifest: PluginManifest<ProfileSettings> = {
   name: 'profiles',
   openapi,
-  host: '^1',
+  host: '^1.8',
   settingsPrefixes: ['SERVICE_PROFILE_'],
   configSchema: {
     type: 'object',
@@ -66,10 +66,10 @@ export const manifest: PluginManifest<ProfileSettings> = {
     const statuses = new StatusCache(model);
     const cache = new AnnotationCache(host.knex, model, statuses);
     const checker = new CustomPropertiesChecker(cache, host.log);
-    host.addRestExtension(checker.observe);
+    host.addWriteObserver(checker.observe);
     // After the custom-properties check's: its lookup brings the statuses up to date.
     const statusChecker = new StatusChecker(statuses, host.log);
-    host.addRestExtension(statusChecker.observe);
+    host.addWriteObserver(statusChecker.observe);
     host.onChange((db, types) => {
       if (types.includes('Tenant')) {
         cache.forget(db);

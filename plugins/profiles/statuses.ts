@@ -15,7 +15,7 @@
  *   in step with every upload of the profile, in the upload's transaction.
  */
 import type { Knex } from 'knex';
-import { schemaOf, type Metamodel, type RestExtension, type StatusCheck } from '../../runtime/host.ts';
+import { schemaOf, type Metamodel, type WriteObserver, type StatusCheck } from '../../runtime/host.ts';
 import { TenantStatuses } from './status-rules.ts';
 
 /** The compiled statuses of each (database, tenant), kept per instance; fresh as the annotations are (cache.ts). */
@@ -74,7 +74,6 @@ interface WriteRequest {
   statuses: TenantStatuses;
 }
 
-const WRITES = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
  * Whether a write may set or change a status: it sends one, or it replaces
@@ -92,23 +91,22 @@ export function mayTouchStatus(method: string, body: unknown): boolean {
  * Its `observe` must come after the custom-properties check's (index.ts).
  */
 export class StatusChecker {
-  /** What `observe` found for each REST write, by its request (see CustomPropertiesChecker's `requests`). */
+  /** What `observe` found for each write, by its request (see CustomPropertiesChecker's `requests`). */
   private readonly requests = new WeakMap<object, WriteRequest>();
 
   constructor(private readonly cache: StatusCache, private readonly log: { warn(o: object, m: string): void }) {}
 
-  /** Sees every REST write before the generic handlers, after the lookup; handles none. */
-  readonly observe: RestExtension = async ({ ctx, principal, db }) => {
-    if (!WRITES.has(ctx.method) || !principal.tenant || !mayTouchStatus(ctx.method, ctx.request.body)) return false;
-    this.requests.set(ctx, { db, tenant: principal.tenant, statuses: this.cache.known(db, principal.tenant) ?? this.cache.none });
-    return false;
+  /** Sees every write (REST request or a plugin's write of many objects) before its objects are checked, after the lookup. */
+  readonly observe: WriteObserver = ({ request, method, principal, db, body }) => {
+    if (!principal.tenant || !mayTouchStatus(method, body)) return;
+    this.requests.set(request, { db, tenant: principal.tenant, statuses: this.cache.known(db, principal.tenant) ?? this.cache.none });
   };
 
   readonly check: StatusCheck = ({ db, tenant, status, previous, accessLevel, request: served }) => {
     const request = served && this.requests.get(served);
     if (request && request.db === db && request.tenant === tenant) return request.statuses.check(status, previous, accessLevel);
     // Within the write's transaction no other connection may be waited for (the embedded database has one).
-    this.log.warn({ db }, 'statuses checked outside a REST request: the profile may be stale');
+    this.log.warn({ db }, 'statuses checked outside an observed write: the profile may be stale');
     return (this.cache.known(db, tenant) ?? this.cache.none).check(status, previous, accessLevel);
   };
 }

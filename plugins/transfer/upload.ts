@@ -300,6 +300,8 @@ async function plan(planning: Planning, spec: UploadSpec, records: TransferRecor
   }
   // Children of a matched object were given keys before it was matched: a record without label matched late keeps its new key only if new.
 
+  // The checks of every object read the tenant's annotations as they were when the write began, once.
+  await w.observe(payloads as Record<string, unknown>[]);
   const prepared: (PreparedWrite | null)[] = [];
   for (const [i, r] of records.entries()) {
     const payload = payloads[i]!;

@@ -40,7 +40,7 @@ import { assertNoViolations } from './write-violations.ts';
 import { removalOf } from './removal.ts';
 import { removeTenant } from './tenant-removal.ts';
 import { authorize, keepSecrets, writerOf, type RestDeps, type WriteCall } from './handlers.ts';
-import { preparerOf, type ObjectWriteRequest } from './object-writes.ts';
+import { observedWrites, type ObjectWriteRequest } from './object-writes.ts';
 
 /** How often the whole work runs when it keeps losing races. */
 export const ATTEMPTS = 3;
@@ -77,6 +77,8 @@ export interface BulkWrites {
   readonly model: Metamodel;
   /** The write's time (epoch ms): every object it writes has it. */
   readonly now: number;
+  /** As ObjectWrites.observe: the write observers see the payloads, once, before `prepare`. Since host API 1.8. */
+  observe(payloads: Record<string, unknown>[], mode?: 'put' | 'patch'): Promise<void>;
   /** As ObjectWrites.prepare: the checks of one object; violations are returned, not thrown. */
   prepare(request: ObjectWriteRequest): Promise<{ prepared: PreparedWrite | null; violations: Violation[] }>;
   /**
@@ -108,11 +110,10 @@ export async function bulkWrites<T>(deps: RestDeps, db: string, principal: Princ
 async function bulkWritesOf(deps: RestDeps, db: string, principal: Principal, options: BulkWriteOptions): Promise<BulkWrites> {
   const store = new ObjectStore(deps.knex, db);
   const call: WriteCall = { deps, principal, db, scope: { tenant: principal.tenant!, allTenants: principal.systemAdmin } };
-  const writer = writerOf(call, store);
   const now = await store.now();
+  const { writer, observe, prepare } = observedWrites(call, store, now);
   return {
-    store, model: deps.model, now,
-    prepare: preparerOf(deps.model, writer, now),
+    store, model: deps.model, now, observe, prepare,
     async check(prepared, leaving) {
       const types = [...new Set([...prepared.map((w) => w.object.type), ...leaving.map((o) => o.type)])];
       authorize(principal, types, true);

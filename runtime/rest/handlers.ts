@@ -31,7 +31,7 @@ import { checkUserWrites } from '../auth/user-writes.ts';
 import { removeTenant } from './tenant-removal.ts';
 import { routePathOf, type RestHandlerName, type RouteTable } from './route-table.ts';
 import { readHistory } from './history.ts';
-import type { ObjectLink } from '../plugins.ts';
+import type { ObjectLink, WriteObserver } from '../plugins.ts';
 
 export interface RestDeps {
   model: Metamodel;
@@ -48,6 +48,8 @@ export interface RestDeps {
   changed?(db: string, types: string[]): void;
   /** Lists that plugins serve below objects (a user's `accessKeys`), linked from the objects (runtime/plugins.ts). */
   objectLinks?: ObjectLink[];
+  /** See each write before its objects are checked (runtime/plugins.ts WriteObserver). */
+  writeObservers?: WriteObserver[];
 }
 
 export interface Call {
@@ -60,10 +62,10 @@ export interface Call {
 }
 
 /**
- * What a write needs of its call: the request only to tell the checks which one they serve (a plugin's bulk write
- * has none, object-writes.ts).
+ * What a write needs of its call: the request only to tell the checks which write they serve (a REST request's
+ * context; a plugin's write of many objects has a token of its own, object-writes.ts).
  */
-export type WriteCall = Pick<Call, 'deps' | 'principal' | 'db' | 'scope'> & { ctx?: Context };
+export type WriteCall = Pick<Call, 'deps' | 'principal' | 'db' | 'scope'> & { ctx?: Context; request?: object };
 
 const METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'];
 
@@ -247,7 +249,7 @@ function creatable(model: Metamodel, place: ListPlace): boolean {
 
 export function writerOf(call: WriteCall, store: ObjectStore) {
   return new Writer(call.deps.model, call.deps.validators, store, call.scope.tenant, call.principal.loginId, call.deps.customProperties,
-    call.deps.statusCheck && { check: call.deps.statusCheck, accessLevel: call.principal.accessLevel }, call.ctx);
+    call.deps.statusCheck && { check: call.deps.statusCheck, accessLevel: call.principal.accessLevel }, call.ctx ?? call.request);
 }
 
 async function deleteObject(call: Call, trx: Knex.Transaction, store: ObjectStore, target: ObjectTarget): Promise<Answer> {

@@ -15,7 +15,7 @@ import type { Principal } from '../auth/types.ts';
 import { ObjectStore, type StoredObject } from '../storage/objects.ts';
 import type { ListPlace } from './paths.ts';
 import type { PreparedWrite } from './writer.ts';
-import { applyWrites, authorize, writerOf, type RestDeps } from './handlers.ts';
+import { applyWrites, authorize, writerOf, type RestDeps, type WriteCall } from './handlers.ts';
 
 export type { PreparedWrite } from './writer.ts';
 
@@ -42,6 +42,13 @@ export interface ObjectWrites {
   /** The transaction's time (epoch ms): every object it writes has it. */
   readonly now: number;
   /**
+   * Hands the plugins' write observers (runtime/plugins.ts WriteObserver) the
+   * payloads of the whole write, once, before `prepare`: they read what the
+   * checks of every object need (e.g. the tenant's annotations) as they do
+   * for a REST request. Since host API 1.8; `prepare` refuses to run before.
+   */
+  observe(payloads: Record<string, unknown>[], mode?: 'put' | 'patch'): Promise<void>;
+  /**
    * The checks of one object that need no other object of the batch (type,
    * properties, custom properties, statuses, placement); violations are
    * returned, not thrown.
@@ -62,11 +69,10 @@ export async function writeObjects<T>(deps: RestDeps, db: string, principal: Pri
   const result = await deps.knex.transaction(async (trx) => {
     const store = new ObjectStore(trx, db);
     const call = { deps, principal, db, scope: { tenant: principal.tenant!, allTenants: principal.systemAdmin } };
-    const writer = writerOf(call, store);
     const now = await store.now();
+    const { writer, observe, prepare } = observedWrites(call, store, now);
     const writes: ObjectWrites = {
-      store, trx, model: deps.model, now,
-      prepare: preparerOf(deps.model, writer, now),
+      store, trx, model: deps.model, now, observe, prepare,
       async apply(prepared, leaving) {
         const types = [...new Set([...prepared.map((w) => w.object.type), ...leaving.map((o) => o.type)])];
         authorize(principal, types, true);
@@ -82,17 +88,31 @@ export async function writeObjects<T>(deps: RestDeps, db: string, principal: Pri
 }
 
 /**
- * One object's write prepared by the REST writer at the place its parent and list name (a violation where the
- * parent holds no such list): the `prepare` of both the transaction's writes here and the bulk writes.
+ * The REST writer of a plugin's write of many objects (the transaction's writes here, the bulk writes), with its
+ * `observe` and `prepare`: the write observers see the payloads once, with a token of the write's own that the
+ * checks of each object then get as their request (as a REST request's context); `prepare` checks one object at the
+ * place its parent and list name (a violation where the parent holds no such list).
  */
-export function preparerOf(model: Metamodel, writer: ReturnType<typeof writerOf>, now: number):
-  (request: ObjectWriteRequest) => Promise<{ prepared: PreparedWrite | null; violations: Violation[] }> {
-  return async (request) => {
-    const violations = new ViolationList();
-    const place = placeOf(model, request.parent, request.list);
-    if (!place) return { prepared: null, violations: [{ path: `${request.index}`, key: 'notCreatableHere', params: { type: String(request.payload._type), list: request.list } }] };
-    const prepared = await writer.prepare({ payload: request.payload, mode: request.mode, place, existing: request.existing, index: request.index }, now, violations);
-    return { prepared, violations: violations.kept };
+export function observedWrites(call: WriteCall, store: ObjectStore, now: number) {
+  const request = {};
+  const writer = writerOf({ ...call, request }, store);
+  let observed = false;
+  return {
+    writer,
+    async observe(payloads: Record<string, unknown>[], mode: 'put' | 'patch' = 'put'): Promise<void> {
+      const method = mode === 'put' ? 'PUT' : 'PATCH';
+      for (const observer of call.deps.writeObservers ?? []) await observer({ request, method, principal: call.principal, db: call.db, body: payloads });
+      observed = true;
+    },
+    async prepare(req: ObjectWriteRequest): Promise<{ prepared: PreparedWrite | null; violations: Violation[] }> {
+      // Without it, the checks would read the annotations of no write: possibly stale ones, once per object.
+      if (!observed) throw new Error('a write of many objects must observe its payloads before preparing them');
+      const violations = new ViolationList();
+      const place = placeOf(call.deps.model, req.parent, req.list);
+      if (!place) return { prepared: null, violations: [{ path: `${req.index}`, key: 'notCreatableHere', params: { type: String(req.payload._type), list: req.list } }] };
+      const prepared = await writer.prepare({ payload: req.payload, mode: req.mode, place, existing: req.existing, index: req.index }, now, violations);
+      return { prepared, violations: violations.kept };
+    },
   };
 }
 

@@ -109,8 +109,8 @@ export type CustomPropertiesCheck = (args: {
    */
   placement: { modelId: string | null; parentId: string | null; ownerPending: boolean };
   /**
-   * The REST request the write serves (its Koa context, the one REST extensions were given), by which a plugin
-   * finds what its extension saw of the request; absent for a plugin's write outside the REST interface.
+   * The write the object belongs to, as the write observers saw it (runtime/plugins.ts WriteObserver): a REST
+   * request's Koa context, or the token of a plugin's write of many objects.
    */
   request?: object;
 }) => Promise<Violation[]>;
@@ -122,8 +122,8 @@ export type CustomPropertiesCheck = (args: {
  * sends a status that is not standard, and for every change of an existing
  * object's status. Paths are relative to the object (`status`).
  * Synchronous, beside the generated validation, so that its violations are
- * reported with the others: what it needs it reads before the write (a REST
- * extension sees every request first).
+ * reported with the others: what it needs it reads before the write (a write
+ * observer sees every write first).
  */
 export type StatusCheck = (args: {
   db: string;
@@ -135,7 +135,7 @@ export type StatusCheck = (args: {
   previous: string | null;
   /** The caller's access level in the tenant. */
   accessLevel: string;
-  /** The REST request the write serves, as for CustomPropertiesCheck. */
+  /** The write the object belongs to, as for CustomPropertiesCheck. */
   request?: object;
 }) => Violation[];
 
@@ -155,7 +155,7 @@ export class Writer {
     private readonly actor: string,
     private readonly customProperties?: CustomPropertiesCheck,
     private readonly statuses?: StatusChecking,
-    /** The REST request written for, passed on to the checks; none for a plugin's bulk write. */
+    /** The write the objects belong to (a REST request's context, a plugin's write's token), passed on to the checks. */
     private readonly request?: object,
   ) {
     this.standardStatuses = new Set(model.enumerations.Status ?? []);

@@ -8,9 +8,11 @@
  *
  * In mocha's parallel mode (scripts/test.sh) these hooks run around each spec
  * file in a worker that goes on to other files: the database is dropped and
- * forgotten after each, and with TIMING_OUT set the file's time is appended
- * there as a JSON line, so that the test command can show where a suite
- * spends its time.
+ * forgotten after each. With TIMING_OUT set, each spec file's time is
+ * appended there as a JSON line (in either mode), so that the test command
+ * can show where a suite spends its time: from the end of the previous
+ * file's last test (or the start) to the end of its own last test, its
+ * `before` hooks included (and the previous file's `after` hooks).
  */
 import { appendFileSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -20,17 +22,18 @@ import { registeredSecretCount, secretsIn } from './secrets.ts';
 import { afterBrowserTest, closeBrowser } from './browser.ts';
 
 let created: { admin: string; name: string } | undefined;
-let startedAt = 0;
 
-/** The one spec file a root suite runs (parallel mode), or undefined when it runs several. */
-function soleFile(root: Mocha.Suite | undefined): string | undefined {
-  const files = new Set((root?.suites ?? []).map((s) => s.file).filter((f): f is string => !!f));
-  return files.size === 1 ? [...files][0] : undefined;
+/** The spec file whose tests run, since when (the end of the previous file's last test), and the end of its last test so far. */
+const timing = { file: undefined as string | undefined, since: 0, last: 0 };
+
+function fileDone(until: number) {
+  if (!process.env.TIMING_OUT || !timing.file) return;
+  appendFileSync(process.env.TIMING_OUT, `${JSON.stringify({ file: relative(process.cwd(), timing.file), ms: until - timing.since })}\n`);
 }
 
 export const mochaHooks = {
   async beforeAll() {
-    startedAt = Date.now();
+    Object.assign(timing, { file: undefined, since: Date.now(), last: Date.now() });
     const admin = process.env.TEST_DATABASE_URL;
     if (!admin || process.env.SERVICE_TEST_DATABASE_URL) return;
     const name = `mms_test_${process.pid}_${Date.now()}`;
@@ -45,13 +48,17 @@ export const mochaHooks = {
   },
   async afterEach(this: Mocha.Context) {
     await afterBrowserTest(this.currentTest);
+    const file = this.currentTest?.file;
+    if (file !== timing.file) {
+      fileDone(timing.last);
+      Object.assign(timing, { file, since: timing.last });
+    }
+    timing.last = Date.now();
   },
   async afterAll(this: Mocha.Context) {
     await closeBrowser();
-    const file = soleFile(this.test?.parent);
-    if (process.env.TIMING_OUT && file) {
-      appendFileSync(process.env.TIMING_OUT, `${JSON.stringify({ file: relative(process.cwd(), file), ms: Date.now() - startedAt })}\n`);
-    }
+    fileDone(Date.now());
+    timing.file = undefined;
     try {
       if (created) {
         const client = new pg.Client({ connectionString: created.admin });

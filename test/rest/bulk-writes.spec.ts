@@ -56,9 +56,11 @@ describe('REST: bulk writes', function () {
   /** Prepares and checks `n` classifiers K0… below the scheme `label` (which exists). */
   async function prepareClassifiers(w: Parameters<Parameters<PluginHost['bulkWrites']>[2]>[0], label: string, n: number) {
     const scheme = (await w.store.child(principal!.tenant!, null, 'schemes', label))!;
+    const payloads = Array.from({ length: n }, (_, i) => ({ _type: 'Classifier', label: `K${i}` }));
+    await w.observe(payloads);
     const prepared = [];
     for (let i = 0; i < n; i++) {
-      const { prepared: one, violations } = await w.prepare({ payload: { _type: 'Classifier', label: `K${i}` }, mode: 'put', parent: scheme, list: 'classifiers', index: i });
+      const { prepared: one, violations } = await w.prepare({ payload: payloads[i], mode: 'put', parent: scheme, list: 'classifiers', index: i });
       expect(violations).to.deep.equal([]);
       prepared.push(one!);
     }
@@ -99,6 +101,15 @@ describe('REST: bulk writes', function () {
     expect(await classifiers('Whole')).to.equal(300);
     expect(await count(`select count(*) as n from ${s()}.history h join ${s()}.objects o on o.id = h.id where o.type = 'Classifier' and h.changed_by = ? and h.operation = 'create' and h.version = 1`, [principal!.loginId])).to.be.at.least(300);
     expect(await staged()).to.equal(0);
+  });
+
+  it('prepares nothing before the write observers saw the payloads (the checks would read no write\'s annotations)', async () => {
+    let error: unknown;
+    await host.bulkWrites(db, principal!, async (w) => {
+      const scheme = (await w.store.child(principal!.tenant!, null, 'schemes', 'Whole'))!;
+      error = await w.prepare({ payload: { _type: 'Classifier', label: 'Unseen' }, mode: 'put', parent: scheme, list: 'classifiers', index: 0 }).catch((e) => e);
+    });
+    expect(String(error)).to.match(/must observe its payloads before preparing them/);
   });
 
   it('staged rows are seen by nobody; a batch whose writer stopped is removed by the next one', async () => {

@@ -4,9 +4,10 @@
  */
 import { expect } from 'chai';
 import { parse, stringify } from 'yaml';
-import { createDatabase, startService, type TestService } from '../../helpers/service.ts';
+import { createDatabase, logLines, startService, type TestService } from '../../helpers/service.ts';
+import { ProfileStore } from '../../../plugins/profiles/store.ts';
 import { createTenant, createUser, secret } from '../../auth/fixtures.ts';
-import { downloaded, financeModel, rest, uploaded, uploadFile, type Json } from './fixtures.ts';
+import { ANNOTATIONS, downloaded, financeModel, rest, uploaded, uploadFile, type Json } from './fixtures.ts';
 
 const LIMIT = 64 * 1024;
 
@@ -173,5 +174,28 @@ describe('transfer: upload', function () {
     const job = await uploaded(t, db, `/collections/${org.id}/upload`, edited, 'Org.yaml', '', editor);
     expect(job.statistics.status, JSON.stringify(job.logs)).to.equal('COMPLETED');
     expect(job.report.updated).to.deep.equal([{ key: 'Invoices', properties: ['title'] }]);
+  });
+
+  it('checks custom properties against the annotations stored when the upload begins, also by another instance, reading them once', async () => {
+    const tenant = (await rest(t, 'GET', `/rest/${db}/tenants/Default`)).id as string;
+    const file = tree();
+    file.label = 'Stamped';
+    file.customProperties = { ...file.customProperties, stempel: 'A-1' };
+    const before = logLines.length;
+    let job = await uploaded(t, db, '/schemes/Stamped/upload', JSON.stringify(file), 'Stamped.json', '', editor);
+    expect(job.statistics.status).to.equal('FAILED');
+    expect(job.logs.map((l: Json) => l.message).join('\n')).to.match(/Stamped.*customProperties\.stempel/);
+    // As another instance of the service would store them: straight into the shared table, past this instance's cache.
+    const parsed = parse(ANNOTATIONS);
+    parsed.Scheme.customProperties.stempel = { baseType: 'STRING' };
+    const stored = await new ProfileStore(t.service.storage.knex, db).save(tenant, 'annotations', {
+      filename: 'andere-instanz.yaml', bytes: Buffer.from(stringify(parsed)), parsed,
+    }, 'admin');
+    expect(stored).to.be.a('number');
+    job = await uploaded(t, db, '/schemes/Stamped/upload', JSON.stringify(file), 'Stamped.json', '', editor);
+    expect(job.statistics.status, JSON.stringify(job.logs)).to.equal('COMPLETED');
+    expect((await rest(t, 'GET', `/rest/${db}/schemes/Stamped`)).customProperties).to.include({ stempel: 'A-1' });
+    // Every object's check knew which write it belonged to (a warning per object before).
+    expect(logLines.slice(before).filter((l) => /outside an observed write/.test(l))).to.deep.equal([]);
   });
 });
