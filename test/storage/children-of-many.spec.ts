@@ -30,7 +30,9 @@ describe('object store: children of many objects', () => {
   const grandchild = object(firstChildren[1].id, 'collections', 'deep');
   const labels = (objects: { list: string; label: string }[]) => objects.map((o) => `${o.list}/${o.label}`);
 
-  before(async () => {
+  before(async function () {
+    // Starting the embedded database takes most of a minute on a busy machine.
+    this.timeout(300_000);
     t = await startService();
     knex = t.service.storage.knex;
     store = new ObjectStore(knex, await createDatabase(t));
