@@ -1,0 +1,85 @@
+/**
+ * ObjectStore.childrenOfMany (downloads read whole trees with it): the
+ * children of many objects in one statement, object after object in the
+ * order asked, each one's by list and label, cut after `total` rows. The
+ * order is the statement's (the rows' places, not the order they come in):
+ * the planner serves it without sorting the rows.
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { Knex } from 'knex';
+import { ObjectStore, type StoredObject } from '../../runtime/storage/objects.ts';
+import { createDatabase, startService, type TestService } from '../helpers/service.ts';
+
+describe('object store: children of many objects', () => {
+  const tenant = randomUUID();
+  let t: TestService;
+  let knex: Knex;
+  let store: ObjectStore;
+  const object = (parentId: string | null, list: string, label: string): StoredObject => ({
+    id: randomUUID(), type: 'Collection', tenant, parentId, list, label, title: null, description: null, status: null, modelId: null,
+    version: 1, createdBy: 'test', dateCreated: 0, modifiedBy: 'test', dateModified: 0, props: { n: label }, custom: {},
+  });
+  const root = object(null, 'schemes', 'Root');
+  const first = object(root.id, 'collections', 'First');
+  const empty = object(root.id, 'collections', 'Empty');
+  const third = object(root.id, 'collections', 'Third');
+  // Written out of order: the store orders them by list, then label.
+  const firstChildren = [object(first.id, 'datasets', 'b'), object(first.id, 'collections', 'z'), object(first.id, 'datasets', 'a')];
+  const thirdChildren = ['d', 'a', 'c', 'b'].map((l) => object(third.id, 'collections', l));
+  const grandchild = object(firstChildren[1].id, 'collections', 'deep');
+  const labels = (objects: { list: string; label: string }[]) => objects.map((o) => `${o.list}/${o.label}`);
+
+  before(async function () {
+    // Starting the embedded database takes most of a minute on a busy machine.
+    this.timeout(300_000);
+    t = await startService();
+    knex = t.service.storage.knex;
+    store = new ObjectStore(knex, await createDatabase(t));
+    await store.insert([root, third, empty, first, ...thirdChildren, ...firstChildren, grandchild], () => ({}), 'test');
+  });
+  after(() => t?.close());
+
+  it('reads every child of each object in the order asked, each one\'s by list and label, with whether it has children', async () => {
+    const { children, complete } = await store.childrenOfMany(tenant, [third.id, empty.id, first.id], 100);
+    expect(complete).to.equal(3);
+    expect(children.map(labels)).to.deep.equal([
+      ['collections/a', 'collections/b', 'collections/c', 'collections/d'],
+      [],
+      ['collections/z', 'datasets/a', 'datasets/b'],
+    ]);
+    expect(children[2].map((c) => c.hasChildren)).to.deep.equal([true, false, false]);
+    expect(children[2][0]).to.include({ id: firstChildren[1].id, type: 'Collection', parentId: first.id });
+    expect(children[2][0].props).to.deep.equal({ n: 'z' });
+  });
+
+  it('stops after `total` children: the objects before the last one read whole, the last one from its first child on', async () => {
+    const { children, complete } = await store.childrenOfMany(tenant, [first.id, empty.id, third.id], 5);
+    expect(complete).to.equal(2);
+    expect(children.map(labels)).to.deep.equal([['collections/z', 'datasets/a', 'datasets/b'], [], ['collections/a', 'collections/b']]);
+    const cutInFirst = await store.childrenOfMany(tenant, [third.id, first.id], 2);
+    expect(cutInFirst.complete).to.equal(0);
+    expect(cutInFirst.children.map(labels)).to.deep.equal([['collections/a', 'collections/b'], []]);
+  });
+
+  it('orders the rows by the objects\' places without a sort of the rows', async () => {
+    let sql = '';
+    let bindings: unknown[] = [];
+    const listener = (q: { sql: string; bindings: unknown[] }) => {
+      if (/with ordinality/.test(q.sql)) ({ sql, bindings } = q);
+    };
+    knex.on('query', listener);
+    try {
+      await store.childrenOfMany(tenant, [first.id, third.id], 5);
+    } finally {
+      knex.off('query', listener);
+    }
+    const explained = await knex.raw(`explain ${sql.replace(/\$\d+/g, '?')}`, bindings as Knex.RawBinding[]);
+    const plan = (explained.rows as { 'QUERY PLAN': string }[]).map((r) => r['QUERY PLAN']);
+    // The limit takes the rows of the nested loop as they come: nothing sorts them in between.
+    const loop = plan.findIndex((line) => /Nested Loop/.test(line));
+    expect(loop, plan.join('\n')).to.be.greaterThan(0);
+    expect(plan.slice(0, loop).join('\n'), plan.join('\n')).not.to.match(/Sort/);
+    expect(plan[loop + 1], plan.join('\n')).to.match(/Function Scan on unnest v/);
+  });
+});
