@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import pg from 'pg';
 import type { LoadJob, LoadResult } from './load.ts';
 import { openSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { missingHeapFlags } from '../runtime/heap.ts';
 import { openLogDestination } from '../runtime/shutdown.ts';
@@ -171,4 +172,134 @@ export async function hostService(backend: string, admin: { user: string; passwo
 export async function analyzeAfterLoad(service: HostedService['service']): Promise<void> {
   if (service.storage.kind === 'postgres') await service.storage.knex.raw('analyze');
   else await (await import('../runtime/storage/pglite/analyze.ts')).analyzeStaleTables(service.storage.knex);
+}
+
+/** Peak growth of this process's resident memory while the task runs, in MB (sampled every 50 ms). */
+export async function withMemory<T>(task: () => Promise<T>): Promise<{ result: T; growthMb: number }> {
+  const base = process.memoryUsage().rss;
+  let peak = base;
+  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 50);
+  try {
+    const result = await task();
+    peak = Math.max(peak, process.memoryUsage().rss);
+    return { result, growthMb: (peak - base) / 1e6 };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+export function p99(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)];
+}
+
+/** The model the transfer benchmarks download and upload, loaded into the database `bench` of a hosted service. */
+export interface TransferSetup {
+  hosted: HostedService;
+  data: import('./dataset.ts').Dataset;
+  /** The `Authorization` header of the system administrator. */
+  authorization: string;
+  /**
+   * The JSON download of the scheme `S`: the file the uploads send, made a Blob here, so that the copy the client
+   * sends from is not counted in the service's memory during an upload (the benchmark and the service share a process).
+   */
+  file: Blob;
+  /** Its size in bytes. */
+  bytes: number;
+  /** REST GETs by technical key of 500 attributes of `bench`, for the interactive gate. */
+  paths: string[];
+}
+
+/**
+ * The transfer benchmarks' setup (bench/transfer.ts, bench/transfer-upload.ts): the service on `backend` with a body
+ * limit a whole model's JSON fits in (about 31 MB at 100,000 objects, over the default of 10 MiB), the database
+ * `bench` loaded with `objects` objects (bench/dataset.ts) and analysed as a running installation would have it, the
+ * JSON download of its scheme `S`, and the GET paths. The caller closes `hosted`.
+ */
+export async function transferSetup(backend: string, admin: { user: string; password: string }, objects: number, log: (line: string) => void): Promise<TransferSetup> {
+  const [{ ok }, { loadDataset }] = await Promise.all([import('../client/index.ts'), import('./dataset.ts')]);
+  const hosted = await hostService(backend, admin, { SERVICE_BODY_LIMIT: String(256 * 1024 * 1024) });
+  try {
+    const { service, base, client } = hosted;
+    const authorization = `Basic ${Buffer.from(`${admin.user}:${admin.password}`).toString('base64')}`;
+    await ok(client.POST('/api/admin/databases', { body: { name: 'bench' } }));
+    log(`${backend}, ${objects} objects: loading… (load ${loadavg().map((x) => x.toFixed(2)).join(' ')})`);
+    const data = await loadDataset(client, 'bench', objects);
+    await analyzeAfterLoad(service);
+    const r = await fetch(`${base}/api/bench/schemes/S/download?format=JSON`, { headers: { authorization } });
+    if (r.status !== 200) throw new Error(`download: ${r.status}`);
+    const file = await r.blob();
+    log(`  loaded in ${data.loadSeconds.toFixed(1)} s; the file has ${(file.size / 1e6).toFixed(1)} MB`);
+    const paths = data.attributes.slice(0, 500).map((a) => `/rest/bench/attributes/${a.id}`);
+    return { hosted, data, authorization, file, bytes: file.size, paths };
+  } catch (err) {
+    await hosted.close();
+    throw err;
+  }
+}
+
+/** GETs one after another until `until` settles (or `until` of them); each one's milliseconds. */
+export async function timedGets(base: string, authorization: string, paths: string[], until: Promise<unknown> | number): Promise<number[]> {
+  const times: number[] = [];
+  let done = false;
+  if (typeof until !== 'number') void until.then(() => { done = true; }, () => { done = true; });
+  for (let i = 0; typeof until === 'number' ? i < until : !done; i++) {
+    const started = performance.now();
+    const r = await fetch(`${base}${paths[i % paths.length]}`, { headers: { authorization } });
+    await r.arrayBuffer();
+    if (r.status !== 200) throw new Error(`GET ${paths[i % paths.length]}: ${r.status}`);
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+/** Uploads the file into the scheme S of `db` (MERGE) and waits for the job; seconds from the PUT until it COMPLETED. */
+export async function uploadJson(base: string, authorization: string, db: string, file: Blob): Promise<{ seconds: number; created: number }> {
+  const started = performance.now();
+  const form = new FormData();
+  form.append('file', file, 'S.json');
+  const r = await fetch(`${base}/api/${db}/schemes/S/upload?operation=MERGE`, { method: 'PUT', body: form, headers: { authorization } });
+  if (r.status !== 202) throw new Error(`upload: ${r.status} ${await r.text()}`);
+  const { id } = await r.json() as { id: string };
+  for (;;) {
+    const s = await fetch(`${base}/api/${db}/jobs/${id}/statistics`, { headers: { authorization } });
+    const body = await s.json() as { status: string; statistics?: { created?: number } };
+    if (s.status === 200) {
+      if (body.status !== 'COMPLETED') {
+        const logs = await (await fetch(`${base}/api/${db}/jobs/${id}/logs`, { headers: { authorization } })).text();
+        throw new Error(`upload job ${body.status}: ${JSON.stringify(body)} ${logs.slice(0, 2000)}`);
+      }
+      return { seconds: (performance.now() - started) / 1000, created: body.statistics?.created ?? 0 };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Runs `task` under V8's CPU profiler (sampling every 200 µs) and its sampling heap profiler, and writes
+ * `<dir>/<name>.cpuprofile` and `<dir>/<name>.heapprofile` (Chrome DevTools: Performance and Memory tabs).
+ * Without `dir`, just runs it.
+ */
+export async function profiled<T>(dir: string | undefined, name: string, task: () => Promise<T>): Promise<T> {
+  if (!dir) return task();
+  const [{ Session }, { mkdirSync, writeFileSync }] = await Promise.all([import('node:inspector/promises'), import('node:fs')]);
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 200 });
+    await session.post('HeapProfiler.enable');
+    // Objects a major collection freed count too: what the task held at its peak, not only what outlived it.
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 64 * 1024, includeObjectsCollectedByMajorGC: true } as never);
+    await session.post('Profiler.start');
+    const result = await task();
+    const { profile } = await session.post('Profiler.stop');
+    const { profile: heap } = await session.post('HeapProfiler.stopSampling');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
+    writeFileSync(`${dir}/${name}.heapprofile`, JSON.stringify(heap));
+    return result;
+  } finally {
+    session.disconnect();
+  }
 }

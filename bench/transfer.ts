@@ -24,8 +24,7 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ok } from '../client/index.ts';
-import { loadDataset } from './dataset.ts';
-import { analyzeAfterLoad, hostService, runWithHeapFlags } from './common.ts';
+import { p99, runWithHeapFlags, timedGets, transferSetup, uploadJson, withMemory } from './common.ts';
 
 // The service runs with the V8 flags `npm start` gives it (runtime/heap.ts); without them its collections take a download's time.
 runWithHeapFlags();
@@ -42,20 +41,6 @@ const AUTH = `Basic ${Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('b
 
 interface Figure { name: string; value: string; target: string; pass?: boolean }
 
-/** Peak growth of this process's resident memory while the task runs, in MB. */
-async function withMemory<T>(task: () => Promise<T>): Promise<{ result: T; growthMb: number }> {
-  const base = process.memoryUsage().rss;
-  let peak = base;
-  const timer = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 50);
-  try {
-    const result = await task();
-    peak = Math.max(peak, process.memoryUsage().rss);
-    return { result, growthMb: (peak - base) / 1e6 };
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 /** Reads a whole answer, counting its bytes without keeping them; seconds to the first and to the last byte. */
 async function timedGet(url: string, init: RequestInit = {}): Promise<{ seconds: number; firstByte: number; bytes: number; status: number }> {
   const started = performance.now();
@@ -69,35 +54,11 @@ async function timedGet(url: string, init: RequestInit = {}): Promise<{ seconds:
   return { seconds: (performance.now() - started) / 1000, firstByte, bytes, status: r.status };
 }
 
-function p99(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)];
-}
-
-/** GETs by technical key one after another until `until` resolves (or `count` at rest); each one's milliseconds. */
-async function gets(base: string, paths: string[], until: Promise<unknown> | number): Promise<number[]> {
-  const times: number[] = [];
-  let done = false;
-  if (typeof until !== 'number') void until.finally(() => { done = true; });
-  for (let i = 0; typeof until === 'number' ? i < until : !done; i++) {
-    const started = performance.now();
-    const r = await fetch(`${base}${paths[i % paths.length]}`, { headers: { authorization: AUTH } });
-    await r.arrayBuffer();
-    if (r.status !== 200) throw new Error(`GET ${paths[i % paths.length]}: ${r.status}`);
-    times.push(performance.now() - started);
-  }
-  return times;
-}
-
 async function runOne(backend: string): Promise<Figure[]> {
-  const hosted = await hostService(backend, ADMIN);
-  const { service, base, client, closers } = hosted;
+  const { hosted, authorization, file, paths } = await transferSetup(backend, ADMIN, OBJECTS, (l) => console.log(l));
+  const { base, client } = hosted;
   try {
-    for (const name of ['bench', 'target']) await ok(client.POST('/api/admin/databases', { body: { name } }));
-    console.log(`${backend}, ${OBJECTS} objects: loading…`);
-    const data = await loadDataset(client, 'bench', OBJECTS);
-    await analyzeAfterLoad(service);
-    console.log(`  loaded in ${data.loadSeconds.toFixed(1)} s`);
+    await ok(client.POST('/api/admin/databases', { body: { name: 'target' } }));
 
     const figures: Figure[] = [];
     // The query interface's JSON export of the same objects, then the JSON download, twice each, the better of each.
@@ -139,28 +100,10 @@ async function runOne(backend: string): Promise<Figure[]> {
     printFigures(`${backend}, ${OBJECTS} objects, downloads`, figures);
 
     // The upload: the JSON download into an empty scheme of the other database, GETs of the first database beside it.
-    const file = Buffer.from(await (await fetch(`${base}/api/bench/schemes/S/download?format=JSON`, { headers: { authorization: AUTH } })).arrayBuffer());
-    const paths = data.attributes.slice(0, 500).map((a) => `/rest/bench/attributes/${a.id}`);
-    const rest = await gets(base, paths, 300);
+    const rest = await timedGets(base, authorization, paths, 300);
     const upload = await withMemory(async () => {
-      const started = performance.now();
-      const form = new FormData();
-      form.append('file', new Blob([file]), 'S.json');
-      const r = await fetch(`${base}/api/target/schemes/S/upload?operation=MERGE`, { method: 'PUT', body: form, headers: { authorization: AUTH } });
-      if (r.status !== 202) throw new Error(`upload: ${r.status} ${await r.text()}`);
-      const { id } = await r.json() as { id: string };
-      const finished = (async () => {
-        for (;;) {
-          const s = await fetch(`${base}/api/target/jobs/${id}/statistics`, { headers: { authorization: AUTH } });
-          const body = await s.json() as { status: string; statistics?: { created?: number } };
-          if (s.status === 200) {
-            if (body.status !== 'COMPLETED') throw new Error(`upload job ${body.status}: ${JSON.stringify(body)}`);
-            return { seconds: (performance.now() - started) / 1000, created: body.statistics?.created ?? 0 };
-          }
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      })();
-      const during = await gets(base, paths, finished);
+      const finished = uploadJson(base, authorization, 'target', file);
+      const during = await timedGets(base, authorization, paths, finished);
       return { ...(await finished), during };
     });
     const rate = upload.result.created / upload.result.seconds;

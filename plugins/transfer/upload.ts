@@ -39,7 +39,8 @@ export interface UploadSpec {
   language: Language;
   model: Metamodel;
   format: TransferFormat;
-  bytes: Buffer;
+  /** The file; runUpload lets it go once it is read (null then), so that the job does not hold it while it writes. */
+  bytes: Buffer | null;
   operation: Operation;
   dryRun: boolean;
   /** A scheme by label (created when missing), or a collection by technical key. */
@@ -92,7 +93,10 @@ export async function runUpload(host: PluginHost, spec: UploadSpec, reporter: Jo
   const step = stepOf(host.interactive);
   try {
     const context = { typeOf: (name: string) => (Object.hasOwn(spec.model.types, name) ? spec.model.types[name] : undefined), language: spec.language };
-    for await (const record of spec.format.read(Readable.from([spec.bytes]), context)) {
+    const bytes = spec.bytes;
+    if (!bytes) throw new Error('The upload\'s file was read before.');
+    spec.bytes = null;
+    for await (const record of spec.format.read(Readable.from([bytes]), context)) {
       records.push(record);
       figures.read++;
       if (figures.read % 1000 === 0) reporter.progress({ ...figures });
@@ -255,12 +259,19 @@ async function plan(planning: Planning, spec: UploadSpec, records: TransferRecor
     return crossModel.get(whole)!;
   };
 
+  // A type's reference properties, found once per type rather than once per record.
+  const referencesOf = new Map<string, ReturnType<typeof recordProperties>>();
+  const references = (type: Metamodel['types'][string]) => {
+    let found = referencesOf.get(type.name);
+    if (!found) referencesOf.set(type.name, found = recordProperties(type).filter((d) => d.dataType === 'REFERENCE'));
+    return found;
+  };
   const payloads: (Record<string, unknown> | null)[] = [];
   for (const [i, r] of records.entries()) {
     const type = Object.hasOwn(model.types, r.type) ? model.types[r.type] : undefined;
     const payload: Record<string, unknown> = { _type: r.type, ...r.properties };
     if (type) {
-      for (const p of recordProperties(type).filter((d) => d.dataType === 'REFERENCE')) {
+      for (const p of references(type)) {
         const value = payload[p.name];
         if (value === undefined || value === null) continue;
         const one = async (text: unknown): Promise<string | undefined> => {
@@ -299,6 +310,9 @@ async function plan(planning: Planning, spec: UploadSpec, records: TransferRecor
     await step(i);
   }
   // Children of a matched object were given keys before it was matched: a record without label matched late keeps its new key only if new.
+  // What resolved the references is not needed any more.
+  fileKeys.clear();
+  crossModel.clear();
 
   // The checks of every object read the tenant's annotations as they were when the write began, once.
   await w.observe(payloads as Record<string, unknown>[]);
@@ -333,6 +347,8 @@ async function plan(planning: Planning, spec: UploadSpec, records: TransferRecor
       [parent, list] = [p.object, r.list ?? ''];
     }
     const { prepared: one, violations } = await w.prepare({ payload, mode: 'put', parent, list, existing: existing[i], index: i });
+    // The prepared write holds what the object becomes: its payload is not needed any more.
+    payloads[i] = null;
     // A reference refused above is not reported again as missing.
     const reported = new Set(refusals.filter((x) => x.index === i).map((x) => x.path));
     for (const v of violations) if (!reported.has(stripIndex(v.path, i))) refuse(i, stripIndex(v.path, i), violationText(v, t));

@@ -31,7 +31,7 @@ import type { Metamodel } from '../metamodel/model.ts';
 import { createError, ViolationList, type Violation } from '../errors.ts';
 import type { Principal } from '../auth/types.ts';
 import type { InteractiveGate } from '../interactive.ts';
-import { ObjectStore, plainObject, type StoredObject } from '../storage/objects.ts';
+import { ObjectStore, type StoredObject } from '../storage/objects.ts';
 import { StagedBatch } from '../storage/staging.ts';
 import { isRetryable, RaceLost } from '../storage/retry.ts';
 import { checkUserWrites } from '../auth/user-writes.ts';
@@ -143,7 +143,6 @@ async function commitChecked(call: WriteCall, options: BulkWriteOptions, writer:
   const { deps, db, principal } = call;
   const { prepared, below } = checked;
   const changed = prepared.filter((w) => w.object !== w.existing);
-  const rendered = (o: StoredObject) => plainObject(o, db);
   const batch = new StagedBatch(deps.knex, db);
   const gate = options.gate;
   try {
@@ -158,7 +157,7 @@ async function commitChecked(call: WriteCall, options: BulkWriteOptions, writer:
     for (const [operation, objects] of parts) {
       for (let at = 0; at < objects.length; at += STAGE_PART) {
         await gate?.pause();
-        const bytes = await batch.stage(operation, objects.slice(at, at + STAGE_PART), rendered);
+        const bytes = await batch.stage(operation, objects.slice(at, at + STAGE_PART));
         await gate?.giveWay(bytes, 0);
       }
     }

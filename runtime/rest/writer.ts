@@ -559,7 +559,8 @@ function duplicateLabels(prepared: PreparedWrite[]): Violation[] {
   const violations: Violation[] = [];
   const seen = new Map<string, string>();
   for (const w of prepared) {
-    const key = JSON.stringify([w.object.parentId, w.object.list, w.object.label]);
+    // Text that cannot be in a key separates its parts (not JSON.stringify of an array: 18 MB more for 110,000 objects).
+    const key = `${w.object.parentId}\u0000${w.object.list}\u0000${w.object.label}`;
     if (seen.has(key) && seen.get(key) !== w.object.id) violations.push({ path: itemPath(w.index, 'label'), key: 'labelTaken' });
     seen.set(key, w.object.id);
   }

@@ -154,6 +154,9 @@ const databaseMigrations: string[] = [
      row jsonb not null,
      primary key (batch, seq)
    );`,
+  // What history keeps of a staged object (plainObject) is made from its columns when it is written
+  // (objects.ts: plainObjectSql): sent as well, it doubled what staging sent and the database parsed.
+  `alter table $S.staged_objects drop column if exists row;`,
 ];
 
 /**

@@ -245,6 +245,23 @@ export function plainObject(o: StoredObject, db: string): Record<string, unknown
   };
 }
 
+/**
+ * plainObject in SQL, over columns of an objects-like row named by `v` (dates as epoch ms in `date_created` and
+ * `date_modified`) and the database's name as the parameter `db`: what history keeps of an object written from
+ * staged rows (staging.ts), made by the database instead of sent to it. Later keys win as in plainObject's spread.
+ */
+export function plainObjectSql(v: string, db: string): string {
+  return `(jsonb_build_object('_type', ${v}.type, 'id', ${v}.id, '_version', ${v}.version, 'tenant', ${v}.tenant,
+      'createdBy', ${v}.created_by, 'dateCreated', ${v}.date_created, 'modifiedBy', ${v}.modified_by, 'dateModified', ${v}.date_modified,
+      'db', ${literal(db)}::text, 'label', ${v}.label, 'modelId', ${v}.model_id, 'parentId', ${v}.parent_id)
+    || jsonb_strip_nulls(jsonb_build_object('title', ${v}.title, 'description', ${v}.description, 'status', ${v}.status))
+    || ${v}.props
+    || case when ${v}.custom = '{}'::jsonb then '{}'::jsonb else jsonb_build_object('customProperties', ${v}.custom) end)`;
+}
+
+/** Objects looked up by one statement of a bulk check (keyUses, labelClashes): big enough for few round trips, small enough for short statements. */
+const LOOKUP_PART = 5000;
+
 /** What the business-key index puts in place of a missing parent. */
 const NO_PARENT = '00000000-0000-0000-0000-000000000000';
 
@@ -627,12 +644,18 @@ export class ObjectStore {
    */
   async keyUses(ids: string[]): Promise<Map<string, KeyUse>> {
     const uses = new Map<string, KeyUse>();
-    if (!ids.length) return uses;
+    for (let at = 0; at < ids.length; at += LOOKUP_PART) await this.keyUsesOf(ids.slice(at, at + LOOKUP_PART), uses);
+    return uses;
+  }
+
+  private async keyUsesOf(ids: string[], uses: Map<string, KeyUse>): Promise<void> {
+    // The keys as a set to join, not `= any(array)`: the planner estimates such a filter element by element (0.6 s for 110,000).
     const r = await this.q.raw(
-      `select id, tenant, true as live, 0 as version from ${this.s}.objects where id = any(?::uuid[])
+      `with k as (select distinct id from unnest(?::uuid[]) as k(id))
+       select o.id, o.tenant, true as live, 0 as version from k join ${this.s}.objects o on o.id = k.id
        union all
-       select id, tenant, false, max(version)::int from ${this.s}.history where id = any(?::uuid[]) group by id, tenant`,
-      [ids, ids],
+       select h.id, h.tenant, false, max(h.version)::int from k join ${this.s}.history h on h.id = k.id group by h.id, h.tenant`,
+      [ids],
     );
     for (const row of r.rows as { id: string; tenant: string; live: boolean; version: number }[]) {
       const use = uses.get(row.id) ?? { tenants: new Set<string>(), lastVersion: 0 };
@@ -641,7 +664,6 @@ export class ObjectStore {
       use.lastVersion = Math.max(use.lastVersion, row.version);
       uses.set(row.id, use);
     }
-    return uses;
   }
 
   /**
@@ -650,20 +672,27 @@ export class ObjectStore {
    */
   async labelClashes(objects: StoredObject[], excluded: string[]): Promise<number[]> {
     if (!objects.length) return [];
-    const keys = JSON.stringify(objects.map((o, i) => ({ i, tenant: o.tenant, type: o.type, parent_id: o.parentId, list: o.list, label: o.label })));
-    // The first join follows the unique index objects_business_key, the second objects_tenant_label.
+    const skip = new Set(excluded);
+    const clashing = new Set<number>();
+    for (let at = 0; at < objects.length; at += LOOKUP_PART) {
+      for (const i of await this.labelClashesOf(objects.slice(at, at + LOOKUP_PART), skip)) clashing.add(at + i);
+    }
+    return [...clashing].sort((x, y) => x - y);
+  }
+
+  private async labelClashesOf(objects: StoredObject[], skip: Set<string>): Promise<number[]> {
+    // Keys as arrays (unnest reads them at a fraction of what jsonb_to_recordset takes: 2.5 s for 110,000), the
+    // excluded objects left out here rather than by a filter over an array of them, which the planner estimates
+    // element by element.
     const r = await this.q.raw(
-      `with v as (select * from jsonb_to_recordset(?::jsonb) as v(i int, tenant uuid, type text, parent_id uuid, list text, label text))
-       select v.i from v join ${this.s}.objects o on o.tenant = v.tenant and o.list = v.list and o.label = v.label
+      `with v as (select * from unnest(?::uuid[], ?::text[], ?::uuid[], ?::text[], ?::text[]) with ordinality as v(tenant, type, parent_id, list, label, n))
+       select v.n - 1 as i, o.id from v join ${this.s}.objects o on o.tenant = v.tenant and o.list = v.list and o.label = v.label
          and coalesce(o.parent_id, '${NO_PARENT}'::uuid) = coalesce(v.parent_id, '${NO_PARENT}'::uuid)
-         and not (o.id = any(?::uuid[]))
-       union
-       select v.i from v join ${this.s}.objects o on o.type = 'Tenant' and v.type = 'Tenant' and o.label = v.label
-         and not (o.id = any(?::uuid[]))
-       order by 1`,
-      [keys, excluded, excluded],
+       union all
+       select v.n - 1, o.id from v join ${this.s}.objects o on o.type = 'Tenant' and v.type = 'Tenant' and o.label = v.label`,
+      [objects.map((o) => o.tenant), objects.map((o) => o.type), objects.map((o) => o.parentId) as unknown as Knex.RawBinding, objects.map((o) => o.list), objects.map((o) => o.label)],
     );
-    return r.rows.map((x: { i: number }) => x.i);
+    return (r.rows as { i: string | number; id: string }[]).filter((row) => !skip.has(row.id)).map((row) => Number(row.i));
   }
 
   /** Writes objects of version 1 as new and the others as changed (for callers that create in bulk). */
