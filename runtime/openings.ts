@@ -54,18 +54,18 @@ export function restOpening(opening: Opening & {
     const { db, rest } = await openDatabase(ctx, '/rest/', opening);
     if (!rest) throw createError('NOT_FOUND');
     const segments = splitPath(rest);
-    // Nothing in /rest can be written below EDITOR: a READ_ONLY caller's body is refused unread.
     const principal = ctx.state.principal;
-    if (ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH') {
-      await readJson(ctx, 'EDITOR');
-      for (const observe of deps.writeObservers ?? []) await observe({ request: ctx, method: ctx.method, principal, db: db.name, body: ctx.request.body });
-    }
+    const writes = ctx.method === 'POST' || ctx.method === 'PUT' || ctx.method === 'PATCH';
+    // Nothing in /rest can be written below EDITOR: a READ_ONLY caller's body is refused unread.
+    if (writes) await readJson(ctx, 'EDITOR');
     if (isSearchPath(deps.model, segments)) {
       return handleSearch({ ctx, model: deps.model, knex: deps.knex, principal, links: { base: base(ctx), db: db.name } });
     }
     for (const extension of extensions) {
       if (await extension({ ctx, principal, db: db.name, segments, base: base(ctx) })) return;
     }
+    // Writes of objects only: what an extension serves (access keys, rules) is no object the checks see.
+    if (writes) for (const observe of deps.writeObservers ?? []) await observe({ request: ctx, method: ctx.method as 'POST' | 'PUT' | 'PATCH', principal, db: db.name, body: ctx.request.body });
     return handleRest(ctx, deps, principal, db.name, segments, { base: base(ctx), db: db.name });
   };
 }
