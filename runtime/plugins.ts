@@ -52,7 +52,8 @@ export type RestExtension = (call: {
 
 /**
  * Sees each write of objects once, before any of its objects is prepared and
- * checked: a REST write (POST, PUT, PATCH below /rest/<db>/, after its body
+ * checked: a REST write of objects (POST, PUT, PATCH below /rest/<db>/ that no
+ * REST extension served, after its body
  * was read) and a plugin's writes of many objects (`writeObjects`,
  * `bulkWrites`, once their caller hands them the payloads). `request` is what
  * the checks of that write are given as theirs (CustomPropertiesCheck,
