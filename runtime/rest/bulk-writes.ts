@@ -46,6 +46,15 @@ import { observedWrites, type ObjectWriteRequest } from './object-writes.ts';
 export const ATTEMPTS = 3;
 /** Objects staged by one statement. */
 export const STAGE_PART = 2000;
+/**
+ * On the embedded database, while people use the instance (InteractiveGate.browsing()), a part is made as small as
+ * holds the database about this long: a request arriving meanwhile waits for the part before it runs, and a part of
+ * STAGE_PART objects took it 40-60 ms (a GET takes 4-6 ms at rest).
+ */
+export const STAGE_PART_MS = 4;
+/** The smallest part then (each is a statement, with its own cost), and the first one's size. */
+export const STAGE_PART_MIN = 50;
+export const STAGE_PART_FIRST = 500;
 /** Objects written by one statement of the final transaction. */
 export const APPLY_PART = 5000;
 
@@ -154,10 +163,24 @@ async function commitChecked(call: WriteCall, options: BulkWriteOptions, writer:
       ['update', writer.followModel(below)],
       ['create', changed.filter((w) => !w.existing).map((w) => w.object)],
     ];
+    // Parts timed to STAGE_PART_MS while people use the embedded database, else of STAGE_PART objects.
+    let size = STAGE_PART;
+    let timed = false;
     for (const [operation, objects] of parts) {
-      for (let at = 0; at < objects.length; at += STAGE_PART) {
+      for (let at = 0; at < objects.length;) {
         await gate?.pause();
-        const bytes = await batch.stage(operation, objects.slice(at, at + STAGE_PART));
+        const browsing = options.oneConnection === true && gate?.browsing() === true;
+        if (!browsing) size = STAGE_PART;
+        else if (!timed) size = STAGE_PART_FIRST;
+        timed = browsing;
+        const part = objects.slice(at, at + size);
+        at += part.length;
+        const started = performance.now();
+        const bytes = await batch.stage(operation, part);
+        if (browsing) {
+          const ms = Math.max(performance.now() - started, 0.1);
+          size = Math.max(STAGE_PART_MIN, Math.min(STAGE_PART, Math.round(part.length * STAGE_PART_MS / ms)));
+        }
         await gate?.giveWay(bytes, 0);
       }
     }

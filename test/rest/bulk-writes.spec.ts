@@ -13,7 +13,8 @@ import { ServiceError } from '../../runtime/errors.ts';
 import { schemaOf } from '../../runtime/storage/migrations.ts';
 import { ObjectStore, plainObject, type StoredObject } from '../../runtime/storage/objects.ts';
 import { STALE_MS, StagedBatch } from '../../runtime/storage/staging.ts';
-import { APPLY_PART } from '../../runtime/rest/bulk-writes.ts';
+import { RaceLost } from '../../runtime/storage/retry.ts';
+import { APPLY_PART, STAGE_PART_FIRST } from '../../runtime/rest/bulk-writes.ts';
 import { createDatabase, startService, type TestService } from '../helpers/service.ts';
 import { uploaded } from '../plugins/transfer/fixtures.ts';
 
@@ -142,7 +143,8 @@ describe('REST: bulk writes', function () {
       id, type: 'Scheme', tenant, parentId: null, list: 'schemes', label: 'Staged only', title: null, description: null, status: null,
       modelId: id, version: 1, createdBy: 'x', dateCreated: now, modifiedBy: 'x', dateModified: now, props: {}, custom: {},
     };
-    const stopped = new StagedBatch(knex, db);
+    // Renewing the heartbeat with every part: the stopped writer's next part below finds its batch gone.
+    const stopped = new StagedBatch(knex, db, 0);
     await stopped.open();
     await stopped.stage('create', [scheme]);
     // The writer stops here (its instance died): the object is staged, and nowhere to be read.
@@ -158,8 +160,43 @@ describe('REST: bulk writes', function () {
     const after = new StagedBatch(knex, db);
     await after.open();
     expect(await staged()).to.equal(0);
+    // Were its writer still going, it would have lost the race: its next part fails, and stages nothing.
+    let lost: unknown;
+    await stopped.stage('create', [{ ...scheme, id: randomUUID(), label: 'Staged later' }]).catch((err) => { lost = err; });
+    expect(lost).to.be.instanceOf(RaceLost);
+    expect(await staged()).to.equal(0);
     for (const b of [next, after]) await b.close();
     expect(await count(`select count(*) as n from ${s()}.staged_batches`)).to.equal(0);
+  });
+
+  it('a batch renews its heartbeat with a part once its interval has passed, not with every part', async () => {
+    const knex = t.service.storage.knex;
+    const tenant = principal!.tenant!;
+    const now = await new ObjectStore(knex, db).now();
+    const object = (label: string): StoredObject => {
+      const id = randomUUID();
+      return {
+        id, type: 'Scheme', tenant, parentId: null, list: 'schemes', label, title: null, description: null, status: null,
+        modelId: id, version: 1, createdBy: 'x', dateCreated: now, modifiedBy: 'x', dateModified: now, props: {}, custom: {},
+      };
+    };
+    const beatOf = async (batch: StagedBatch) =>
+      Number((await knex.raw(`select extract(epoch from now() - heartbeat_at) as age from ${s()}.staged_batches where id = ?`, [batch.id])).rows[0].age);
+    const age = (batch: StagedBatch) => knex.raw(`update ${s()}.staged_batches set heartbeat_at = now() - interval '1 minute' where id = ?`, [batch.id]);
+    const slow = new StagedBatch(knex, db, 60_000);
+    const eager = new StagedBatch(knex, db, 0);
+    try {
+      for (const b of [slow, eager]) {
+        await b.open();
+        await age(b);
+        await b.stage('create', [object(`Beat ${b.id}`)]);
+      }
+      // Within its interval a part leaves the heartbeat as it was; past it, a part renews it.
+      expect(await beatOf(slow)).to.be.greaterThan(50);
+      expect(await beatOf(eager)).to.be.lessThan(30);
+    } finally {
+      for (const b of [slow, eager]) await b.close();
+    }
   });
 
   it('an upload gives way to a request someone waits for, part by part, and completes once it is answered', async () => {
@@ -168,20 +205,40 @@ describe('REST: bulk writes', function () {
       classifiers: Array.from({ length: 750 }, (_, i) => ({ _type: 'Classifier', label: `C${i}`, attributes: [{ _type: 'BusinessAttribute', label: 'a', dataType: 'STRING' }] })),
     });
     const before = host.interactive.figures.pauses;
-    const held = t.request(`/api/${db}/bulk-probe/held`);
-    while (!release) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(host.interactive.inFlight).to.be.at.least(1);
-    const upload = uploaded(t, db, '/schemes/Paused/upload', file, 'Paused.json');
-    // Before each part of its 1,501 records (reading, resolving, preparing) and of its writes, the upload waits up
-    // to 10 ms for the held request: it pauses again and again while that is in flight.
-    const deadline = Date.now() + 120_000;
-    while (host.interactive.figures.pauses < before + 6 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
-    const pausedWhileHeld = host.interactive.figures.pauses - before;
-    release!();
-    expect((await held).status).to.equal(200);
-    expect(pausedWhileHeld).to.be.at.least(6);
-    const job = await upload;
-    expect(job.statistics.status, JSON.stringify(job.logs)).to.equal('COMPLETED');
-    expect(job.statistics.statistics).to.include({ created: 1501 });
+    // The sizes of the parts staged (StagedBatch.stage, watched on its prototype for this upload).
+    const parts: number[] = [];
+    const stage = StagedBatch.prototype.stage;
+    StagedBatch.prototype.stage = function (this: StagedBatch, operation, objects) {
+      parts.push(objects.length);
+      return stage.call(this, operation, objects);
+    };
+    try {
+      const held = t.request(`/api/${db}/bulk-probe/held`);
+      while (!release) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(host.interactive.inFlight).to.be.at.least(1);
+      const upload = uploaded(t, db, '/schemes/Paused/upload', file, 'Paused.json');
+      // Before each part of its 1,501 records (reading, resolving, preparing) and of its writes, the upload waits up
+      // to 10 ms for the held request: it pauses again and again while that is in flight.
+      const deadline = Date.now() + 120_000;
+      while (host.interactive.figures.pauses < before + 6 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+      const pausedWhileHeld = host.interactive.figures.pauses - before;
+      release!();
+      expect((await held).status).to.equal(200);
+      expect(pausedWhileHeld).to.be.at.least(6);
+      const job = await upload;
+      expect(job.statistics.status, JSON.stringify(job.logs)).to.equal('COMPLETED');
+      expect(job.statistics.statistics).to.include({ created: 1501 });
+      expect(parts.reduce((a, b) => a + b, 0)).to.equal(1501);
+      if (t.service.storage.kind === 'pglite') {
+        // The embedded database's one connection: while people browse, parts are small and timed (STAGE_PART_MS).
+        expect(parts.length).to.be.at.least(3);
+        expect(Math.max(...parts)).to.be.at.most(STAGE_PART_FIRST);
+      } else {
+        // PostgreSQL serves requests beside the staging: parts stay whole.
+        expect(parts).to.deep.equal([1501]);
+      }
+    } finally {
+      StagedBatch.prototype.stage = stage;
+    }
   });
 });
