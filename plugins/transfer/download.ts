@@ -27,6 +27,7 @@ const SYSTEM_COLUMNS = new Set(['label', 'title', 'description', 'status']);
 const nodeOf = (o: Node): Node => ({
   id: o.id, type: o.type, parentId: o.parentId, list: o.list, label: o.label, title: o.title, description: o.description,
   status: o.status, modelId: o.modelId, props: o.props, custom: o.custom,
+  ...(o.hasChildren !== undefined ? { hasChildren: o.hasChildren } : {}),
 });
 
 /** A history row (the REST read form) as a node. */
@@ -65,7 +66,10 @@ export class Source {
       if (rows.length) yield rows.map((r) => ({ ...nodeOfRow(r, this.model), list }));
       return;
     }
-    const read = (after?: { label: string; id: string }) => this.store.children(tenant, parentId, list, { limit: PAGE, ...(after ? { after } : {}) });
+    // Below an object, with whether each child has children (the walk then reads nothing of a leaf's).
+    const read = (after?: { label: string; id: string }): Promise<Node[]> => parentId === null
+      ? this.store.children(tenant, parentId, list, { limit: PAGE, ...(after ? { after } : {}) })
+      : this.store.treeChildren(tenant, parentId, list, { limit: PAGE, ...(after ? { after } : {}) });
     for (let reading = read(o.after); ;) {
       const page = await reading;
       const last = page[page.length - 1];
@@ -397,7 +401,8 @@ export class Download {
 
   private async batchOf(nodes: Node[]): Promise<Item[]> {
     const batch: Item[] = [];
-    for (const node of nodes) batch.push({ node, batch, at: batch.length });
+    // A leaf's lists need no reading (the source said whether each has children, where it could).
+    for (const node of nodes) batch.push({ node, batch, at: batch.length, ...(node.hasChildren === false ? { lists: NO_LISTS } : {}) });
     await this.prepareReferences(nodes);
     return batch;
   }

@@ -477,6 +477,30 @@ export class ObjectStore {
   }
 
   /**
+   * A page of one list's children, by label, as a walk over a tree reads
+   * them (downloads: the rest of a list that childrenOfMany cut short), with
+   * whether each has children itself, as childrenOfMany tells it: the walk
+   * then asks nothing of the leaves (a list of 10,000 attributes cost five
+   * statements of 1,000 objects that found no children).
+   */
+  async treeChildren(tenant: string, parentId: string, list: string, page: { limit: number; after?: { label: string; id: string } }): Promise<TreeObject[]> {
+    const params: Knex.RawBinding[] = [parentId, tenant, list];
+    let after = '';
+    if (page.after) {
+      after = ` and (c.label, c.id) > (?, ?::uuid)`;
+      params.push(page.after.label, page.after.id);
+    }
+    const r = await this.q.raw(
+      `select c.id, c.type, c.parent_id as "parentId", c.list, c.label, c.title, c.description, c.status, c.props, c.custom,
+         coalesce((select true from ${this.s}.objects g where g.parent_id = c.id limit 1), false) as "hasChildren"
+       from ${this.s}.objects c where c.parent_id = ?::uuid and c.tenant = ?::uuid and c.list = ?${after}
+       order by c.label, c.id limit ?`,
+      [...params, page.limit],
+    );
+    return r.rows as TreeObject[];
+  }
+
+  /**
    * Objects and everything above them up to their roots (the parent, the
    * parent's parent …), each once (`union` also ends a cycle), in one
    * statement: the labels that name many referenced objects by business key

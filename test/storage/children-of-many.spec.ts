@@ -62,6 +62,20 @@ describe('object store: children of many objects', () => {
     expect(cutInFirst.children.map(labels)).to.deep.equal([['collections/a', 'collections/b'], []]);
   });
 
+  it('reads one list\'s children a page at a time after a place, with whether each has children (treeChildren)', async () => {
+    const page = await store.treeChildren(tenant, first.id, 'datasets', { limit: 1 });
+    expect(labels(page)).to.deep.equal(['datasets/a']);
+    const rest = await store.treeChildren(tenant, first.id, 'datasets', { limit: 10, after: { label: page[0].label, id: page[0].id } });
+    expect(labels(rest)).to.deep.equal(['datasets/b']);
+    const collections = await store.treeChildren(tenant, first.id, 'collections', { limit: 10 });
+    expect(collections.map((c) => [c.label, c.hasChildren])).to.deep.equal([['z', true]]);
+    expect(collections[0]).to.include({ id: firstChildren[1].id, type: 'Collection', parentId: first.id });
+    expect(collections[0].props).to.deep.equal({ n: 'z' });
+    expect((await store.treeChildren(tenant, third.id, 'collections', { limit: 10 })).map((c) => c.hasChildren)).to.deep.equal([false, false, false, false]);
+    // Another tenant's objects are not read.
+    expect(await store.treeChildren(randomUUID(), first.id, 'datasets', { limit: 10 })).to.deep.equal([]);
+  });
+
   it('orders the rows by the objects\' places without a sort of the rows', async () => {
     let sql = '';
     let bindings: unknown[] = [];
