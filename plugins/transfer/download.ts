@@ -58,7 +58,7 @@ export class Source {
   }
 
   /** A list's children a page at a time, by label; `after`: from past this (label, id) on. */
-  async *children(parentId: string | null, list: string, o: { tenant?: string; after?: { label: string; id: string } } = {}): AsyncGenerator<Node[]> {
+  async *children(parentId: string | null, list: string, o: { tenant?: string; after?: { label: string; id: string }; branchTypes?: readonly string[] } = {}): AsyncGenerator<Node[]> {
     const tenant = o.tenant ?? this.tenant;
     if (this.at !== undefined) {
       const rows = await this.store.childrenAt(tenant, parentId, list, this.at);
@@ -69,7 +69,7 @@ export class Source {
     // Below an object, with whether each child has children (the walk then reads nothing of a leaf's).
     const read = (after?: { label: string; id: string }): Promise<Node[]> => parentId === null
       ? this.store.children(tenant, parentId, list, { limit: PAGE, ...(after ? { after } : {}) })
-      : this.store.treeChildren(tenant, parentId, list, { limit: PAGE, ...(after ? { after } : {}) });
+      : this.store.treeChildren(tenant, parentId, list, { limit: PAGE, ...(after ? { after } : {}) }, o.branchTypes);
     for (let reading = read(o.after); ;) {
       const page = await reading;
       const last = page[page.length - 1];
@@ -89,7 +89,7 @@ export class Source {
    * held something then). One map per object, of its lists that hold
    * something, or undefined for an object the statement did not reach.
    */
-  async childrenOfMany(asks: { node: Node; lists: string[] }[], total: number): Promise<(Map<string, ListStart> | undefined)[]> {
+  async childrenOfMany(asks: { node: Node; lists: string[] }[], total: number, branchTypes?: readonly string[]): Promise<(Map<string, ListStart> | undefined)[]> {
     if (this.at !== undefined) {
       const filled = await this.nonEmptyLists(asks.map((a) => a.node));
       const found: Map<string, ListStart>[] = [];
@@ -105,7 +105,7 @@ export class Source {
       }
       return found;
     }
-    const { children, complete } = await this.store.childrenOfMany(this.tenant, asks.map((a) => a.node.id), total);
+    const { children, complete } = await this.store.childrenOfMany(this.tenant, asks.map((a) => a.node.id), total, branchTypes);
     // The object the statement stopped in is read again with the next ones, unless it is the first (its lists then go on from where they were cut).
     const reached = complete > 0 && complete < asks.length ? complete - 1 : complete;
     return asks.map((a, n) => {
@@ -256,6 +256,8 @@ export class Download {
   private readonly byType = new Map<string, TypeFacts>();
   /** How many objects were written. */
   count = 0;
+  /** The types whose objects' lists the walk reads: the source tells only of those whether they have children. */
+  private readonly branchTypes: readonly string[];
 
   constructor(private readonly o: DownloadOptions) {
     const { model, wanted } = o;
@@ -271,6 +273,7 @@ export class Download {
       return result;
     };
     this.keeps = (name) => keeps(name);
+    this.branchTypes = Object.keys(model.types).filter((name) => this.typeFacts(name).lists.length > 0);
   }
 
   async run(writer: RecordWriter): Promise<void> {
@@ -361,7 +364,7 @@ export class Download {
   }
 
   private async read(asks: Item[]): Promise<void> {
-    const found = await this.o.source.childrenOfMany(asks.map((a) => ({ node: a.node, lists: this.typeFacts(a.node.type).lists })), AHEAD_ROWS);
+    const found = await this.o.source.childrenOfMany(asks.map((a) => ({ node: a.node, lists: this.typeFacts(a.node.type).lists })), AHEAD_ROWS, this.branchTypes);
     // The children read are the next batch, in the order read (by object, list and label).
     const batch: Item[] = [];
     const lists = found.map((starts) => {
@@ -391,7 +394,7 @@ export class Download {
   /** A list's pages of items: the children read ahead, then (where it holds more) the rest a page at a time. */
   private async *pages(node: Node, list: string, start: ItemList): AsyncGenerator<Item[]> {
     yield start.items;
-    if (start.rest) yield* this.batches(this.o.source.children(node.id, list, start.rest));
+    if (start.rest) yield* this.batches(this.o.source.children(node.id, list, { ...start.rest, branchTypes: this.branchTypes }));
   }
 
   /** Pages of objects as items, each page a batch. */

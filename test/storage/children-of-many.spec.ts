@@ -76,6 +76,15 @@ describe('object store: children of many objects', () => {
     expect(await store.treeChildren(randomUUID(), first.id, 'datasets', { limit: 10 })).to.deep.equal([]);
   });
 
+  it('looks whether a child has children only where it is of a type the walk descends into (branchTypes)', async () => {
+    const asked = [third.id, empty.id, first.id];
+    expect((await store.childrenOfMany(tenant, asked, 100, ['Collection'])).children[2].map((c) => c.hasChildren)).to.deep.equal([true, false, false]);
+    expect((await store.childrenOfMany(tenant, asked, 100, [])).children[2].map((c) => c.hasChildren)).to.deep.equal([false, false, false]);
+    expect((await store.childrenOfMany(tenant, asked, 100, ['Classifier'])).children[2].map((c) => c.hasChildren)).to.deep.equal([false, false, false]);
+    expect((await store.treeChildren(tenant, first.id, 'collections', { limit: 10 }, ['Collection'])).map((c) => c.hasChildren)).to.deep.equal([true]);
+    expect((await store.treeChildren(tenant, first.id, 'collections', { limit: 10 }, [])).map((c) => c.hasChildren)).to.deep.equal([false]);
+  });
+
   it('orders the rows by the objects\' places without a sort of the rows', async () => {
     let sql = '';
     let bindings: unknown[] = [];
