@@ -222,15 +222,11 @@ type Places = Map<unknown[], { line: number; column: number }[]>;
 /** A syntax problem the streaming reading found: the tree reading reports it with jsonc-parser's words. */
 class Syntax extends Error {}
 
-/** A record being read: its properties may still grow (a property after a list), its key is made at the end. */
-interface Partial {
-  type: string | undefined;
-  list: string | undefined;
-  properties: Value;
-  source: { line: number; column: number };
-  /** The index of the parent's record; -1 for the root. */
-  parent: number;
-}
+/** A record being read: its type may come late and its properties may still grow (a property after a list); its key is made at the end. */
+type Reading = { -readonly [K in keyof TransferRecord]: TransferRecord[K] } & { source: { line: number; column: number } };
+
+/** The key of a record until the end of the reading (no record keeps it). */
+const NO_KEY: string[] = [];
 
 /** An object of a list (or the root) being read member by member. */
 interface ObjectFrame {
@@ -263,7 +259,9 @@ interface ListFrame {
  */
 export async function streamJsonRecords(text: string, context: WriteContext): Promise<TransferRecord[]> {
   const scanner = createScanner(text, false);
-  const records: Partial[] = [];
+  const records: Reading[] = [];
+  /** The index of each record's parent's record; -1 for the root. */
+  const parents: number[] = [];
   const listNamesOf = (type: string) => new Set((context.typeOf(type)?.lists ?? []).map((l) => l.name));
   const here = () => ({ line: scanner.getTokenStartLine() + 1, column: scanner.getTokenStartCharacter() + 1 });
   /** The next token that is not white space; a comment or a scanner error is a syntax problem. */
@@ -330,7 +328,8 @@ export async function streamJsonRecords(text: string, context: WriteContext): Pr
       if (!isObject(item)) throw new FileProblem(`the list ${name} holds something that is not an object`, itemPlaces[i]);
       const type = typeOfValue(item);
       if (typeof type !== 'string') throw new FileProblem('an object without `_type`', itemPlaces[i]);
-      const index = records.push({ type, list: name, properties: {}, source: itemPlaces[i], parent: owner }) - 1;
+      const index = records.push({ type, key: NO_KEY, list: name, properties: {}, source: itemPlaces[i] }) - 1;
+      parents.push(owner);
       const listNames = listNamesOf(type);
       const lists: [string, unknown[]][] = [];
       for (const [member, v] of Object.entries(item)) {
@@ -348,7 +347,8 @@ export async function streamJsonRecords(text: string, context: WriteContext): Pr
   const stack: (ObjectFrame | ListFrame)[] = [];
   /** Starts the record of an object whose `{` was just read. */
   const open = (list: string | undefined, parent: number) => {
-    records.push({ type: undefined, list, properties: {}, source: here(), parent });
+    records.push(list === undefined ? { type: '', key: NO_KEY, properties: {}, source: here() } : { type: '', key: NO_KEY, list, properties: {}, source: here() });
+    parents.push(parent);
     stack.push({ kind: 'object', index: records.length - 1, pending: undefined, listNames: undefined, more: false });
   };
   const typeFound = (frame: ObjectFrame, type: string) => {
@@ -386,7 +386,7 @@ export async function streamJsonRecords(text: string, context: WriteContext): Pr
       if (t === CLOSE_BRACE) {
         const record = records[frame.index];
         // The tree reading's walk takes the type first: an object without one is a problem before anything below it.
-        if (record.type === undefined) throw new FileProblem('an object without `_type`', record.source);
+        if (frame.listNames === undefined) throw new FileProblem('an object without `_type`', record.source);
         stack.pop();
         continue;
       }
@@ -400,7 +400,7 @@ export async function streamJsonRecords(text: string, context: WriteContext): Pr
       if (name === '_type') {
         const type = value(t, undefined, 0);
         // The first `_type` counts, as in the tree reading; anything but a string is none.
-        if (record.type === undefined && frame.listNames === undefined) {
+        if (frame.listNames === undefined) {
           if (typeof type !== 'string') throw new FileProblem('an object without `_type`', record.source);
           typeFound(frame, type);
         }
@@ -429,13 +429,13 @@ export async function streamJsonRecords(text: string, context: WriteContext): Pr
     }
     throw err;
   }
-  const keys: string[][] = [];
-  return records.map((r, i) => {
-    const label = r.properties.label;
-    const key = r.parent < 0 ? [] : [...keys[r.parent], typeof label === 'string' ? label : ''];
-    keys.push(key);
-    return { type: r.type!, key, ...(r.list !== undefined ? { list: r.list } : {}), properties: r.properties, source: r.source };
-  });
+  // The keys, now that every label is read: a record's parent comes before it.
+  for (const [i, record] of records.entries()) {
+    const label = record.properties.label;
+    if (parents[i] >= 0) record.key = [...records[parents[i]].key, typeof label === 'string' ? label : ''];
+    else record.key = [];
+  }
+  return records;
 }
 export const json: TransferFormat = {
   name: 'JSON',
