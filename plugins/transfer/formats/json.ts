@@ -2,16 +2,19 @@
  * JSON (decisions §8): the model as one nested object, written as records
  * arrive (nothing is held but the open objects' places), two spaces of
  * indentation, keys in the order the record gives them, lists after the
- * properties. Read through jsonc-parser's tree (strict: no comments, no
- * trailing commas), which keeps each object's offset for the line and
- * column in the logs of an upload; the yaml package's document model did
- * the same at a seventh of the speed (bench/transfer-formats.ts).
+ * properties.
  *
- * An upload reads the file with JSON.parse first, which is 20 to 40 times
- * faster than the tree (15,000 records: 14-65 ms against 0.5-1.1 s, all of
- * it holding the event loop), and makes the tree only when a record's place
- * is asked for (a refused object's log line) or the file is not what the
- * tree reading accepts, which then reports the problem at its place.
+ * An upload reads the file token by token with jsonc-parser's scanner
+ * (streamJsonRecords: strict JSON, no comments, no trailing commas): no tree
+ * of the whole file is made (JSON.parse's took about 137 MB for a file of
+ * 30 MB and 110,000 objects, and held the event loop for hundreds of ms),
+ * each record carries its line and column for the logs, and the reading
+ * lets the event loop take a turn every few milliseconds. It costs about
+ * twice JSON.parse's time (about 1 s more for that file). jsonc-parser's
+ * tree (jsonRecords) is the reference it is tested against and words the
+ * problems of a file that is not a model's JSON, at their place; the yaml
+ * package's document model did the same at a seventh of the tree's speed
+ * (bench/transfer-formats.ts).
  */
 import { createScanner, getNodeValue, parseTree as jsonTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
 import { FileProblem, type RecordWriter, type TransferFormat, type TransferRecord, type WriteContext } from '../records.ts';
@@ -219,6 +222,18 @@ const TURN_MS = 2;
 /** The places of the items of arrays read as values, for records made of them later. */
 type Places = Map<unknown[], { line: number; column: number }[]>;
 
+/** A turn of the event loop when TURN_MS have passed since the last one, else undefined. */
+function turns(): () => Promise<void> | undefined {
+  let last = performance.now();
+  return () => {
+    if (performance.now() - last < TURN_MS) return undefined;
+    return new Promise<void>((resolve) => setImmediate(() => {
+      last = performance.now();
+      resolve();
+    }));
+  };
+}
+
 /** A syntax problem the streaming reading found: the tree reading reports it with jsonc-parser's words. */
 class Syntax extends Error {}
 
@@ -259,6 +274,7 @@ interface ListFrame {
  */
 export async function streamJsonRecords(text: string, context: WriteContext): Promise<TransferRecord[]> {
   const scanner = createScanner(text, false);
+  const turn = turns();
   const records: Reading[] = [];
   /** The index of each record's parent's record; -1 for the root. */
   const parents: number[] = [];
@@ -366,13 +382,9 @@ export async function streamJsonRecords(text: string, context: WriteContext): Pr
   try {
     if (next() !== OPEN_BRACE) throw new Syntax();
     open(undefined, -1);
-    let last = performance.now();
     let steps = 0;
     while (stack.length) {
-      if (++steps % 64 === 0 && performance.now() - last >= TURN_MS) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        last = performance.now();
-      }
+      if (++steps % 64 === 0) await turn();
       const frame = stack[stack.length - 1];
       let t = next();
       if (frame.kind === 'list') {
@@ -434,6 +446,7 @@ export async function streamJsonRecords(text: string, context: WriteContext): Pr
     const label = record.properties.label;
     if (parents[i] >= 0) record.key = [...records[parents[i]].key, typeof label === 'string' ? label : ''];
     else record.key = [];
+    if (i % 1024 === 0) await turn();
   }
   return records;
 }
