@@ -214,7 +214,10 @@ const WHITESPACE = 15;
 const UNKNOWN = 16;
 const EOF = 17;
 
-/** Values nested deeper than this in a property are refused (the reading of a value recurses). */
+/**
+ * Values nested deeper than this in a property are refused (the reading of a value recurses), and so are objects
+ * nested deeper in lists (each record's key names all above it: a file of 100,000 levels would want 40 GB of keys).
+ */
 const MAX_DEPTH = 500;
 /** The streaming reading lets the event loop take a turn after this many milliseconds of work. */
 const TURN_MS = 2;
@@ -363,6 +366,8 @@ export async function streamJsonRecords(text: string, context: WriteContext): Pr
   const stack: (ObjectFrame | ListFrame)[] = [];
   /** Starts the record of an object whose `{` was just read. */
   const open = (list: string | undefined, parent: number) => {
+    // An object frame and a list frame per level.
+    if (stack.length > 2 * MAX_DEPTH) throw new FileProblem(`JSON: objects nest deeper than ${MAX_DEPTH} levels`, here());
     records.push(list === undefined ? { type: '', key: NO_KEY, properties: {}, source: here() } : { type: '', key: NO_KEY, list, properties: {}, source: here() });
     parents.push(parent);
     stack.push({ kind: 'object', index: records.length - 1, pending: undefined, listNames: undefined, more: false });

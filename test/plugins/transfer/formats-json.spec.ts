@@ -81,10 +81,17 @@ describe('transfer format JSON: streaming reading', () => {
     }
   });
 
-  it('refuses values nested too deep with a problem, not a crash', async () => {
+  it('refuses values and objects nested too deep with a problem, not a crash', async () => {
     const deep = `{"_type": "Scheme", "label": "S", "x": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
     const problem = await readProblem(json, deep);
     expect(problem).to.be.instanceOf(FileProblem);
-    expect(problem.message).to.match(/nest deeper/);
+    expect(problem.message).to.match(/values nest deeper/);
+    const levels = 20_000;
+    const collections = `{"_type": "Scheme", "label": "S", "collections": [${'{"_type": "Collection", "label": "C", "collections": ['.repeat(levels)}${']}'.repeat(levels)}]}`;
+    const tooDeep = await readProblem(json, collections);
+    expect(tooDeep).to.be.instanceOf(FileProblem);
+    expect(tooDeep.message).to.match(/objects nest deeper/);
+    // The 501st collection down (after 50 characters of the scheme and 54 of each collection above it).
+    expect(tooDeep.position).to.deep.equal({ line: 1, column: 51 + 54 * 500 });
   });
 });
