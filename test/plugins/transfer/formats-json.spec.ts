@@ -1,19 +1,27 @@
 /**
- * The JSON format's fast reading (formats/json.ts): JSON.parse gives the
- * records the tree reading gives, each with the same place once asked for,
- * and leaves every file it does not read alike to the tree reading, which
- * reports the problem at its place.
+ * The JSON format's streaming reading (formats/json.ts): token by token, it
+ * gives the records and places the tree reading gives, whatever order an
+ * object's members come in, and reports every problem as the tree reading
+ * does, at the same place.
  */
 import { expect } from 'chai';
-import { fastJsonRecords, json, jsonRecords } from '../../../plugins/transfer/formats/json.ts';
+import { json, jsonRecords, streamJsonRecords } from '../../../plugins/transfer/formats/json.ts';
 import { FileProblem } from '../../../plugins/transfer/records.ts';
 import { context, readFromBuffer, readProblem, sampleModel, writeToBuffer } from './format-fixtures.ts';
 
-/** Records as plain data, their places read (a getter in the fast reading). */
-const plain = (records: Iterable<{ source?: unknown }>) => [...records].map((r) => ({ ...r, source: r.source }));
+/** The tree reading's problem with a text, or undefined. */
+function treeProblem(text: string): FileProblem | undefined {
+  try {
+    [...jsonRecords(text, context)];
+    return undefined;
+  } catch (err) {
+    if (err instanceof FileProblem) return err;
+    throw err;
+  }
+}
 
-describe('transfer format JSON: fast reading', () => {
-  it('gives the records and places of the tree reading, for a written model and for a hand-written file', async () => {
+describe('transfer format JSON: streaming reading', () => {
+  it('gives the records and places of the tree reading, for a written model and for hand-written files', async () => {
     const written = (await writeToBuffer(json, sampleModel())).toString('utf8');
     const handWritten = JSON.stringify({
       _type: 'Scheme', label: 'S', tags: ['a', 'b'], empty: [], custom: { nested: [1, { x: null }] },
@@ -23,29 +31,67 @@ describe('transfer format JSON: fast reading', () => {
       ],
       values: [{ x: 1 }, { y: [2] }],
     }, null, 1);
-    for (const text of [written, handWritten]) {
-      const fast = fastJsonRecords(text, context);
-      expect(fast, text.slice(0, 80)).not.to.equal(undefined);
-      expect(plain(fast!)).to.deep.equal(plain(jsonRecords(text, context)));
-      expect(fast!.at(-1)!.source!.line).to.be.above(1);
+    // Lists before `_type` and before the label, properties after lists, a typed list of a name the type does not have, an unknown type's lists.
+    const reordered = JSON.stringify({
+      collections: [{ classifiers: [{ label: 'K', _type: 'Classifier' }], _type: 'Collection', label: 'late' }],
+      _type: 'Scheme',
+      classifiers: [{ _type: 'Classifier', attributes: [{ _type: 'BusinessAttribute', label: 'a' }], label: 'K2' }],
+      label: 'S', description: 'after the lists',
+      others: [{ _type: 'Nothing', things: [{ _type: 'Thing', label: 't' }] }],
+      __proto__: { kept: true },
+    }, null, 2).replace('"__proto__"', '"__proto__"');
+    const crlf = written.replace(/\n/g, '\r\n');
+    for (const text of [written, handWritten, reordered, crlf, JSON.stringify(JSON.parse(written))]) {
+      const streamed = await streamJsonRecords(text, context);
+      expect(streamed, text.slice(0, 80)).to.deep.equal([...jsonRecords(text, context)]);
+      expect(streamed.at(-1)!.source!.line).to.be.at.least(1);
     }
-    expect(plain(await readFromBuffer(json, written))).to.deep.equal(plain(jsonRecords(written, context)));
+    expect(await readFromBuffer(json, written)).to.deep.equal([...jsonRecords(written, context)]);
+    expect((await streamJsonRecords(reordered, context))[0].properties.description).to.equal('after the lists');
+    expect((await streamJsonRecords(reordered, context)).map((r) => r.key.join('/'))).to.deep.equal(['', 'late', 'late/K', 'K2', 'K2/a', '', '/t']);
   });
 
-  it('leaves to the tree reading what it does not read alike, which reports it at its place', async () => {
+  it('reports each problem as the tree reading does, at its place', async () => {
     const cases = [
       '{\n  "_type": "Scheme",\n  "label": x\n}',
       '[{"_type": "Scheme"}]',
+      '"just a string"',
+      '',
       '{"_type": "Scheme", "label": "S",\n "classifiers": [{"label": "no type"}, {"_type": "Classifier"}]}',
       '{"_type": "Scheme", "label": "S", "collections": [\n  "not an object"]}',
+      '{"label": "S", "collections": [\n  "not an object"], "_type": "Scheme"}',
       '{"_type": {"a": 1}}',
       '{"_type": "Scheme", /* a comment */ "label": "S"}',
+      '{"_type": "Scheme", "label": "S",}',
+      '{"_type": "Scheme", "label": "S"} {}',
+      '{"_type": "Scheme", "label": "S", "collections": [{"_type": "Collection", "label": "C"}',
+      '{"_type": "Scheme", "label": "tab\tin a string"}',
+      '{"_type": "Scheme", "n": 01}',
+      '{"_type": "Scheme", "n": -}',
+      '{"_type": "Scheme", "collections": [{"label": "no type", "description": "x"}],\n "label": 1 2}',
     ];
     for (const text of cases) {
-      expect(fastJsonRecords(text, context), text).to.equal(undefined);
+      const expected = treeProblem(text);
+      expect(expected, text).to.be.instanceOf(FileProblem);
       const problem = await readProblem(json, text);
       expect(problem, text).to.be.instanceOf(FileProblem);
+      expect(problem.message, text).to.equal(expected!.message);
+      expect(problem.position, text).to.deep.equal(expected!.position);
       expect(problem.position, text).to.have.property('line');
     }
+  });
+
+  it('refuses values and objects nested too deep with a problem, not a crash', async () => {
+    const deep = `{"_type": "Scheme", "label": "S", "x": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    const problem = await readProblem(json, deep);
+    expect(problem).to.be.instanceOf(FileProblem);
+    expect(problem.message).to.match(/values nest deeper/);
+    const levels = 20_000;
+    const collections = `{"_type": "Scheme", "label": "S", "collections": [${'{"_type": "Collection", "label": "C", "collections": ['.repeat(levels)}${']}'.repeat(levels)}]}`;
+    const tooDeep = await readProblem(json, collections);
+    expect(tooDeep).to.be.instanceOf(FileProblem);
+    expect(tooDeep.message).to.match(/objects nest deeper/);
+    // The 501st collection down (after 50 characters of the scheme and 54 of each collection above it).
+    expect(tooDeep.position).to.deep.equal({ line: 1, column: 51 + 54 * 500 });
   });
 });
