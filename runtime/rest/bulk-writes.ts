@@ -133,7 +133,7 @@ async function bulkWritesOf(deps: RestDeps, db: string, principal: Principal, op
       const leavingRoots = leaving.filter((o) => o.type !== 'Tenant');
       const removal = await removalOf(deps.model, store, call.scope.tenant, leavingRoots);
       const freed = [...removal, ...leavingTenants].map((o) => o.id);
-      await writer.checkKeys(prepared, freed, violations, call.scope.allTenants);
+      await writer.checkKeys(prepared, freed, violations, call.scope.allTenants, () => options.gate?.turn());
       // It locks login IDs, so it wants a transaction; the final one checks again.
       if (prepared.some((w) => w.object.type === 'User')) await deps.knex.transaction((trx) => checkUserWrites(trx, db, principal, prepared, freed, violations));
       assertNoViolations(violations, types[0] ?? '', false);
