@@ -212,7 +212,7 @@ async function commitChecked(call: WriteCall, options: BulkWriteOptions, writer:
     });
   } finally {
     // After the commit too: the rows are nobody's once written, and removing them need not hold the write.
-    await batch.close().catch(() => undefined);
+    await batch.close(undefined, () => gate?.pause()).catch(() => undefined);
   }
   const touched = new Set([...checked.types, ...checked.removed.map((o) => o.type)]);
   if (touched.size) deps.changed?.(db, [...touched]);

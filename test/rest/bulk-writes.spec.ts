@@ -12,7 +12,7 @@ import type { Principal } from '../../runtime/auth/types.ts';
 import { ServiceError } from '../../runtime/errors.ts';
 import { schemaOf } from '../../runtime/storage/migrations.ts';
 import { ObjectStore, plainObject, type StoredObject } from '../../runtime/storage/objects.ts';
-import { STALE_MS, StagedBatch } from '../../runtime/storage/staging.ts';
+import { CLOSE_PART, STALE_MS, StagedBatch } from '../../runtime/storage/staging.ts';
 import { RaceLost } from '../../runtime/storage/retry.ts';
 import { APPLY_PART, STAGE_PART_FIRST } from '../../runtime/rest/bulk-writes.ts';
 import { createDatabase, startService, type TestService } from '../helpers/service.ts';
@@ -167,6 +167,31 @@ describe('REST: bulk writes', function () {
     expect(await staged()).to.equal(0);
     for (const b of [next, after]) await b.close();
     expect(await count(`select count(*) as n from ${s()}.staged_batches`)).to.equal(0);
+  });
+
+  it('closing a batch removes its staged rows part by part, every one of them, and the batch', async () => {
+    const knex = t.service.storage.knex;
+    const tenant = principal!.tenant!;
+    const now = await new ObjectStore(knex, db).now();
+    const batch = new StagedBatch(knex, db);
+    await batch.open();
+    const objects: StoredObject[] = Array.from({ length: 2 * CLOSE_PART + 3 }, (_, i) => {
+      const id = randomUUID();
+      return {
+        id, type: 'Scheme', tenant, parentId: null, list: 'schemes', label: `Closed ${i}`, title: null, description: null, status: null,
+        modelId: id, version: 1, createdBy: 'x', dateCreated: now, modifiedBy: 'x', dateModified: now, props: {}, custom: {},
+      };
+    });
+    await batch.stage('create', objects);
+    expect(await count(`select count(*) as n from ${s()}.staged_objects where batch = ?`, [batch.id])).to.equal(objects.length);
+    let parts = 0;
+    await batch.close(undefined, () => {
+      parts++;
+      return undefined;
+    });
+    expect(parts).to.equal(3);
+    expect(await count(`select count(*) as n from ${s()}.staged_objects where batch = ?`, [batch.id])).to.equal(0);
+    expect(await count(`select count(*) as n from ${s()}.staged_batches where id = ?`, [batch.id])).to.equal(0);
   });
 
   it('a batch renews its heartbeat with a part once its interval has passed, not with every part', async () => {
