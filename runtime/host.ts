@@ -76,3 +76,4 @@ export type { JobLogEntry, JobOutcome, JobReporter, JobService, JobSubmission } 
 // Operations: figures and the interactive gate.
 export type { Metrics } from './metrics.ts';
 export type { InteractiveGate } from './interactive.ts';
+export { turnsEvery } from './interactive.ts';

@@ -186,3 +186,21 @@ export class InteractiveGate {
     for (const done of waiting) done();
   }
 }
+
+/**
+ * For work with no gate at hand (a format's reading of a file, a plugin's
+ * loop over a write's payloads): a function to await now and then that
+ * gives a turn of the event loop once `ms` have passed since the last one,
+ * else undefined (nothing to await). Each such loop keeps its own clock,
+ * where the gate's `turn()` keeps one for all bulk work of the instance.
+ */
+export function turnsEvery(ms = TURN_MS): () => Promise<void> | undefined {
+  let last = performance.now();
+  return () => {
+    if (performance.now() - last < ms) return undefined;
+    return new Promise<void>((resolve) => setImmediate(() => {
+      last = performance.now();
+      resolve();
+    }));
+  };
+}

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { BROWSING_MS, InteractiveGate, RECENT_MS, TURN_MS } from '../../runtime/interactive.ts';
+import { BROWSING_MS, InteractiveGate, RECENT_MS, TURN_MS, turnsEvery } from '../../runtime/interactive.ts';
 
 describe('interactive requests first (InteractiveGate)', () => {
   it('lets bulk work go on at once while no request is in flight', () => {
@@ -201,5 +201,21 @@ describe('what bulk work waited for (InteractiveGate.figures)', () => {
     // 50 kB at 1 MB/s while a request was answered just now: 50 ms.
     await gate.throttle(50_000, 1_000_000);
     expect(gate.figures).to.deep.equal({ pauses: 1, pausedMs: 4, rateWaits: 1, rateWaitedMs: 50 });
+  });
+});
+
+describe('a loop with no gate at hand takes turns of the event loop (turnsEvery)', () => {
+  it('gives nothing to await until its milliseconds have passed, then a turn that lets waiting I/O run, and starts its clock again', async () => {
+    const turn = turnsEvery(20);
+    expect(turn()).to.equal(undefined);
+    const started = performance.now();
+    while (performance.now() - started < 25) { /* work that holds the event loop */ }
+    let timerRan = false;
+    setImmediate(() => { timerRan = true; });
+    const waiting = turn();
+    expect(waiting).to.be.instanceOf(Promise);
+    await waiting;
+    expect(timerRan).to.equal(true);
+    expect(turn()).to.equal(undefined);
   });
 });

@@ -17,6 +17,7 @@
  * (bench/transfer-formats.ts).
  */
 import { createScanner, getNodeValue, parseTree as jsonTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
+import { turnsEvery } from '../../../runtime/host.ts';
 import { FileProblem, type RecordWriter, type TransferFormat, type TransferRecord, type WriteContext } from '../records.ts';
 import { descend, type Frame } from './tree.ts';
 import { textOf } from './text.ts';
@@ -221,23 +222,8 @@ const EOF = 17;
 const MAX_DEPTH = 500;
 /** Strings of up to this many characters are shared (see `shared`); the type and list names of the standard metamodel are all shorter. */
 const SHARED_LENGTH = 24;
-/** The streaming reading lets the event loop take a turn after this many milliseconds of work. */
-const TURN_MS = 2;
-
 /** The places of the items of arrays read as values, for records made of them later. */
 type Places = Map<unknown[], { line: number; column: number }[]>;
-
-/** A turn of the event loop when TURN_MS have passed since the last one, else undefined. */
-function turns(): () => Promise<void> | undefined {
-  let last = performance.now();
-  return () => {
-    if (performance.now() - last < TURN_MS) return undefined;
-    return new Promise<void>((resolve) => setImmediate(() => {
-      last = performance.now();
-      resolve();
-    }));
-  };
-}
 
 /** A syntax problem the streaming reading found: the tree reading reports it with jsonc-parser's words. */
 class Syntax extends Error {}
@@ -271,7 +257,7 @@ interface ListFrame {
  * The records of a JSON text, read token by token with jsonc-parser's
  * scanner (strict JSON, as the tree reading): no tree of the whole file is
  * made, each record carries its place, and the reading lets the event loop
- * take a turn every TURN_MS. The records are those jsonRecords gives (same
+ * take a turn every few milliseconds (turnsEvery). The records are those jsonRecords gives (same
  * order, keys, lists, properties, places); a list is read item by item when
  * its object's `_type` comes before it (a download's files: always), else
  * it is read as a value and made records of once the type is known. A
@@ -279,7 +265,7 @@ interface ListFrame {
  */
 export async function streamJsonRecords(text: string, context: WriteContext): Promise<TransferRecord[]> {
   const scanner = createScanner(text, false);
-  const turn = turns();
+  const turn = turnsEvery();
   const records: Reading[] = [];
   /** The index of each record's parent's record; -1 for the root. */
   const parents: number[] = [];
