@@ -141,6 +141,31 @@ describe('transfer: round trip', function () {
     expect(tree.collections[0].datasets.map((d: { label: string }) => d.label)).to.deep.equal(['Invoices']);
     expect(tree.collections[0].datasets[0]).not.to.have.property('distributions');
   });
+
+  it('downloads a list longer than one read reaches whole and in order, with what its later objects hold, and gives it again', async function () {
+    // 5,010 classifiers in one collection: the walk reads 5,000 children in one statement (download.ts AHEAD_ROWS) and
+    // the rest a page at a time, which says which of them hold something; some early and some late ones have attributes.
+    this.timeout(300_000);
+    const held = new Set([0, 1, 4999, 5000, 5007, 5009]);
+    const classifiers = Array.from({ length: 5010 }, (_, i) => ({
+      _type: 'Classifier', label: `C${String(i).padStart(5, '0')}`,
+      ...(held.has(i) ? { attributes: [{ _type: 'BusinessAttribute', label: `a${i}`, dataType: 'STRING' }] } : {}),
+    }));
+    const file = JSON.stringify({ _type: 'Scheme', label: 'Long', collections: [{ _type: 'Collection', label: 'Wide', classifiers }] });
+    const first = await createDatabase(t);
+    const up = await uploaded(t, first, '/schemes/Long/upload', file, 'Long.json');
+    expect(up.statistics.status, JSON.stringify(up.logs)).to.equal('COMPLETED');
+    const d = await downloaded(t, first, '/schemes/Long/download');
+    expect(d.status, d.text).to.equal(200);
+    const wide = JSON.parse(d.text).collections[0].classifiers as { label: string; attributes?: { label: string }[] }[];
+    expect(wide.map((c) => c.label)).to.deep.equal(classifiers.map((c) => c.label));
+    expect(wide.flatMap((c) => (c.attributes ?? []).map((a) => a.label))).to.deep.equal([...held].map((i) => `a${i}`));
+    // Uploaded into an empty database, the download gives the same bytes again.
+    const second = await createDatabase(t);
+    const again = await uploaded(t, second, '/schemes/Long/upload', d.text, 'Long.json');
+    expect(again.statistics.status, JSON.stringify(again.logs)).to.equal('COMPLETED');
+    expect((await downloaded(t, second, '/schemes/Long/download')).text).to.equal(d.text);
+  });
 });
 
 const model = resolveMetamodel(readStandardMetamodel());
