@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { BROWSING_MS, InteractiveGate, RECENT_MS, TURN_MS, turnsEvery } from '../../runtime/interactive.ts';
+import { BROWSING_MS, InteractiveGate, PAUSED_SLICE_MS, RECENT_MS, STEP_TURN_MS, TURN_MS, turnsEvery } from '../../runtime/interactive.ts';
 
 describe('interactive requests first (InteractiveGate)', () => {
   it('lets bulk work go on at once while no request is in flight', () => {
@@ -183,6 +183,62 @@ describe('bulk work lets the event loop take its turn (InteractiveGate.giveWay)'
     while (!served && performance.now() - started < 1_000) await gate.giveWay(1_000, 0);
     expect(served).to.equal(true);
     expect(performance.now() - started).to.be.below(100);
+  });
+});
+
+describe('bulk work of many small steps waits for requests in flight (InteractiveGate.turn)', () => {
+  it('with no request in flight, gives a turn once STEP_TURN_MS have passed since it last waited, and not before', async () => {
+    const clock = { now: 1_000 };
+    const gate = new InteractiveGate(10, () => clock.now);
+    await gate.turn();
+    expect(gate.turn()).to.equal(undefined);
+    clock.now += STEP_TURN_MS / 2;
+    expect(gate.turn()).to.equal(undefined);
+    clock.now += STEP_TURN_MS / 2;
+    const turn = gate.turn();
+    expect(turn).to.be.instanceOf(Promise);
+    await turn;
+    expect(gate.figures.pauses).to.equal(0);
+  });
+
+  it('with a request in flight, pauses after PAUSED_SLICE_MS until it is answered, then runs a slice again before the next pause', async () => {
+    const clock = { now: 1_000 };
+    const gate = new InteractiveGate(10_000, () => clock.now);
+    await gate.turn();
+    const leave = gate.enter();
+    clock.now += PAUSED_SLICE_MS / 2;
+    expect(gate.turn()).to.equal(undefined);
+    clock.now += PAUSED_SLICE_MS / 2;
+    let resumed = false;
+    const paused = gate.turn()!.then(() => { resumed = true; });
+    // Not a turn of the event loop: it waits for the request however many rounds pass.
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(resumed).to.equal(false);
+    clock.now += 3;
+    leave();
+    await paused;
+    expect(resumed).to.equal(true);
+    expect(gate.figures).to.include({ pauses: 1, pausedMs: 3 });
+    // The next request finds the bulk work running its slice: it is paused again only after PAUSED_SLICE_MS.
+    const next = gate.enter();
+    expect(gate.turn()).to.equal(undefined);
+    clock.now += PAUSED_SLICE_MS;
+    const again = gate.turn();
+    expect(again).to.be.instanceOf(Promise);
+    next();
+    await again;
+    expect(gate.figures.pauses).to.equal(2);
+  });
+
+  it('a request that is not answered within the pause\'s limit holds the bulk work back for the limit, not longer', async () => {
+    const gate = new InteractiveGate(5);
+    gate.enter();
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    const started = performance.now();
+    await gate.turn();
+    const waited = performance.now() - started;
+    expect(waited).to.be.at.least(4);
+    expect(waited).to.be.below(200);
   });
 });
 
