@@ -87,7 +87,7 @@ function readBody(ctx: Context, decoded: DecodedBody, max: number, limit: number
   const { req } = ctx;
   const body = decoded.stream;
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    const collected = collector(body === req && declared >= 0 && declared <= max ? declared : undefined);
     let total = 0;
     const stop = () => {
       body.off('data', onData);
@@ -102,13 +102,13 @@ function readBody(ctx: Context, decoded: DecodedBody, max: number, limit: number
         body.pause();
         reject(tooLarge(rules, limit, true));
       } else if (total <= max) {
-        chunks.push(chunk);
+        collected.add(chunk);
       }
     };
     const onEnd = () => {
       stop();
       if (total > max) reject(tooLarge(rules, limit, false));
-      else resolve(Buffer.concat(chunks));
+      else resolve(collected.bytes());
     };
     const onError = (err: Error) => {
       stop();
@@ -124,6 +124,38 @@ function readBody(ctx: Context, decoded: DecodedBody, max: number, limit: number
     body.on('error', onError);
     req.on('close', onClose);
   });
+}
+
+/**
+ * Collects a body's chunks. With the length the request declares (and no
+ * Content-Encoding), into one buffer of that length as they arrive: the
+ * first writing of fresh memory is what a copy of tens of MB costs (on the
+ * machines we measure on, about 90 ms for 30 MB, against 2 ms to copy into
+ * memory written before), and chunk by chunk it is spread over the
+ * reading instead of holding the event loop once the last chunk came
+ * (Buffer.concat: every request waited for it). Otherwise, or when the
+ * body is not as long as declared, the chunks are joined at the end.
+ */
+function collector(declared: number | undefined): { add(chunk: Buffer): void; bytes(): Buffer } {
+  let whole = declared !== undefined ? Buffer.allocUnsafe(declared) : undefined;
+  let filled = 0;
+  const chunks: Buffer[] = [];
+  return {
+    add(chunk) {
+      if (whole && filled + chunk.length <= whole.length) {
+        chunk.copy(whole, filled);
+        filled += chunk.length;
+        return;
+      }
+      if (whole) chunks.push(whole.subarray(0, filled));
+      whole = undefined;
+      chunks.push(chunk);
+    },
+    bytes() {
+      if (whole) return filled === whole.length ? whole : whole.subarray(0, filled);
+      return Buffer.concat(chunks);
+    },
+  };
 }
 
 interface Part {
@@ -181,8 +213,9 @@ function singlePart(parts: Part[], limit: number, rules: UploadRules): UploadedF
   if (!disposition || disposition.type !== 'form-data' || !disposition.params.name) throw bad(rules, 'PartWithoutName');
   if (part.data.length > limit) throw tooLarge(rules, limit, false);
   const filename = cleanFilename(disposition.params['filename*'] ?? disposition.params.filename);
-  // A copy: the body buffer may be larger than the file.
-  return { field: disposition.params.name, ...(filename ? { filename } : {}), bytes: Buffer.from(part.data) };
+  // The part's bytes within the body, not a copy (the copy of a 30 MB file held the event loop for about 100 ms,
+  // see `collector`): the body is no longer than the file plus OVERHEAD.
+  return { field: disposition.params.name, ...(filename ? { filename } : {}), bytes: part.data };
 }
 
 /** Part headers are UTF-8: browsers send file names that way, unescaped. */

@@ -3,6 +3,7 @@
  * delimiter lines, Content-Disposition read (RFC 7578, RFC 5987) and written
  * (RFC 6266).
  */
+import zlib from 'node:zlib';
 import { expect } from 'chai';
 import { attachment, cleanFilename, parseDisposition } from '../../../runtime/disposition.ts';
 import { boundaryOf } from '../../../runtime/multipart.ts';
@@ -78,6 +79,34 @@ describe('profiles: upload bodies and file names', () => {
       expect(r.status, await r.clone().text()).to.equal(200);
       const d = await download(t, db, 'annotations');
       expect(Buffer.from(await d.arrayBuffer()).equals(yaml)).to.equal(true);
+    });
+
+    it('keeps the file byte for byte whether the body declares its length, comes in chunks without one, or is gzip-encoded', async () => {
+      // Over 64 KB, so that the body arrives in several chunks: with a declared length they are written into one
+      // buffer of that length as they come (multipart.ts, collector), otherwise joined at the end.
+      const yaml = Buffer.from(`Group:\n  customProperties:\n${Array.from({ length: 3000 }, (_, i) => `    eigenschaft${i}: { baseType: STRING, label: "Größe ${i} – ${'x'.repeat(i % 17)}" }\n`).join('')}`);
+      expect(yaml.length).to.be.above(150_000);
+      const m = multipart([{ headers: ['Content-Disposition: form-data; name="file"; filename="gross.yaml"'], body: yaml }]);
+      const stored = async () => Buffer.from(await (await download(t, db, 'annotations')).arrayBuffer());
+      const declared = await put(m.body, m.contentType);
+      expect(declared.status, await declared.clone().text()).to.equal(200);
+      expect((await stored()).equals(yaml)).to.equal(true);
+      await t.request(`/api/${db}/profiles/annotations`, { method: 'DELETE' });
+      const pieces = [m.body.subarray(0, 1000), m.body.subarray(1000, 70_000), m.body.subarray(70_000)];
+      const chunked = await t.request(`/api/${db}/profiles/annotations/upload`, {
+        method: 'PUT',
+        headers: { 'content-type': m.contentType },
+        body: new ReadableStream({ pull(c) { const next = pieces.shift(); if (next) c.enqueue(next); else c.close(); } }),
+        duplex: 'half',
+      } as RequestInit);
+      expect(chunked.status, await chunked.clone().text()).to.equal(200);
+      expect((await stored()).equals(yaml)).to.equal(true);
+      await t.request(`/api/${db}/profiles/annotations`, { method: 'DELETE' });
+      const gzipped = await t.request(`/api/${db}/profiles/annotations/upload`, {
+        method: 'PUT', body: new Uint8Array(zlib.gzipSync(m.body)), headers: { 'content-type': m.contentType, 'content-encoding': 'gzip' },
+      });
+      expect(gzipped.status, await gzipped.clone().text()).to.equal(200);
+      expect((await stored()).equals(yaml)).to.equal(true);
     });
 
     it('refuses a transfer encoding other than the bytes as they are', async () => {
