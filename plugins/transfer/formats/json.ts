@@ -20,7 +20,7 @@ import { createScanner, getNodeValue, parseTree as jsonTree, printParseErrorCode
 import { turnsEvery } from '../../../runtime/host.ts';
 import { FileProblem, type RecordWriter, type TransferFormat, type TransferRecord, type WriteContext } from '../records.ts';
 import { descend, type Frame } from './tree.ts';
-import { textOf } from './text.ts';
+import { bytesOf, PIECE_BYTES, utf8Pieces, wholeText } from './text.ts';
 
 const pads: string[] = [];
 /** n spaces (kept: the same few indentations over and over). */
@@ -225,6 +225,61 @@ const SHARED_LENGTH = 24;
 /** The places of the items of arrays read as values, for records made of them later. */
 type Places = Map<unknown[], { line: number; column: number }[]>;
 
+/** What the streaming reading asks of jsonc-parser's scanner. */
+interface Tokens {
+  scan(): number;
+  getTokenValue(): string;
+  getTokenError(): number;
+  getTokenStartLine(): number;
+  getTokenStartCharacter(): number;
+}
+
+/**
+ * jsonc-parser's scanner over a text that comes in pieces (see utf8Pieces): it scans the text at hand, and a token
+ * that reaches its end while more may follow (a string, a number, `tru`, a CR before LF, white space, the end) is
+ * scanned again from its start with the next pieces added. Lines and columns count from the start of the whole text.
+ */
+function pieceTokens(pieces: Iterator<string>): Tokens {
+  let text = '';
+  let more = true;
+  let scanner = createScanner(text, false);
+  /** The line and column (from 0) where `text` starts in the whole text. */
+  let baseLine = 0;
+  let baseColumn = 0;
+  return {
+    scan() {
+      for (;;) {
+        const token = scanner.scan();
+        if (!more || scanner.getPosition() < text.length) return token;
+        const line = scanner.getTokenStartLine();
+        baseColumn = line === 0 ? baseColumn + scanner.getTokenStartCharacter() : scanner.getTokenStartCharacter();
+        baseLine += line;
+        // At least as much again as the token has so far: a string of many pieces is scanned again a few times, not once per piece.
+        const parts = [text.slice(scanner.getTokenOffset())];
+        for (let added = 0; more && added <= parts[0].length;) {
+          const next = pieces.next();
+          if (next.done) more = false;
+          else {
+            parts.push(next.value);
+            added += next.value.length;
+          }
+        }
+        text = parts.join('');
+        scanner = createScanner(text, false);
+      }
+    },
+    getTokenValue: () => scanner.getTokenValue(),
+    getTokenError: () => scanner.getTokenError(),
+    getTokenStartLine: () => baseLine + scanner.getTokenStartLine(),
+    getTokenStartCharacter: () => (scanner.getTokenStartLine() === 0 ? baseColumn : 0) + scanner.getTokenStartCharacter(),
+  };
+}
+
+/** A text in pieces of `size` characters (the streaming reading of a text given whole; tests give small pieces). */
+function* stringPieces(text: string, size: number): Generator<string> {
+  for (let at = 0; at < text.length; at += size) yield text.slice(at, at + size);
+}
+
 /** A syntax problem the streaming reading found: the tree reading reports it with jsonc-parser's words. */
 class Syntax extends Error {}
 
@@ -263,8 +318,10 @@ interface ListFrame {
  * it is read as a value and made records of once the type is known. A
  * problem with the file is reported as the tree reading reports it.
  */
-export async function streamJsonRecords(text: string, context: WriteContext): Promise<TransferRecord[]> {
-  const scanner = createScanner(text, false);
+export async function streamJsonRecords(file: string | Uint8Array, context: WriteContext, pieceSize = PIECE_BYTES): Promise<TransferRecord[]> {
+  const scanner = pieceTokens(typeof file === 'string' ? stringPieces(file, pieceSize) : utf8Pieces(file, 'JSON', pieceSize));
+  /** The whole text, for the tree reading's words on a problem (a FileProblem if the file is not UTF-8). */
+  const text = () => (typeof file === 'string' ? file : wholeText(file, 'JSON'));
   const turn = turnsEvery();
   const records: Reading[] = [];
   /** The index of each record's parent's record; -1 for the root. */
@@ -441,7 +498,7 @@ export async function streamJsonRecords(text: string, context: WriteContext): Pr
   } catch (err) {
     // A problem of syntax anywhere comes first, as in the tree reading (it parses the whole text before it walks).
     if (err instanceof Syntax || err instanceof FileProblem) {
-      const problem = fileProblem(text);
+      const problem = fileProblem(text());
       if (problem) throw problem;
       if (err instanceof Syntax) throw new FileProblem('JSON: InvalidSymbol', here());
     }
@@ -462,8 +519,8 @@ export const json: TransferFormat = {
   extension: 'json',
   writer: (out) => jsonWriter(out),
   async *read(input, context) {
-    // The text is let go once it is read: the records hold their places.
-    const records: (TransferRecord | undefined)[] = await streamJsonRecords(await textOf(input, 'JSON'), context);
+    // The bytes are decoded piece by piece as they are read, and let go once read: the records hold their places.
+    const records: (TransferRecord | undefined)[] = await streamJsonRecords(await bytesOf(input), context);
     for (let i = 0; i < records.length; i++) {
       const record = records[i]!;
       records[i] = undefined;

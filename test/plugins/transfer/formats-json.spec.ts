@@ -41,11 +41,21 @@ describe('transfer format JSON: streaming reading', () => {
       __proto__: { kept: true },
     }, null, 2).replace('"__proto__"', '"__proto__"');
     const crlf = written.replace(/\n/g, '\r\n');
-    for (const text of [written, handWritten, reordered, crlf, JSON.stringify(JSON.parse(written))]) {
+    const lone = `{"_type": "Scheme",\n"label": "escapes",\n\n"classifiers": [{"_type": "Classifier", "label": "Größe \\u00e4 \\"x\\" 😀"}], "n": -12.5e3, "t": true, "f": false, "z": null}`;
+    for (const text of [written, handWritten, reordered, crlf, JSON.stringify(JSON.parse(written)), lone]) {
+      const tree = [...jsonRecords(text, context)];
       const streamed = await streamJsonRecords(text, context);
-      expect(streamed, text.slice(0, 80)).to.deep.equal([...jsonRecords(text, context)]);
+      expect(streamed, text.slice(0, 80)).to.deep.equal(tree);
       expect(streamed.at(-1)!.source!.line).to.be.at.least(1);
+      // In pieces: every token, line break (CR LF too) and character (umlauts, surrogate pairs) split at some boundary.
+      for (const size of [1, 2, 3, 7, 64]) {
+        expect(await streamJsonRecords(text, context, size), `${size} characters at a time: ${text.slice(0, 60)}`).to.deep.equal(tree);
+        expect(await streamJsonRecords(Buffer.from(text), context, size), `${size} bytes at a time: ${text.slice(0, 60)}`).to.deep.equal(tree);
+      }
     }
+    // A byte order mark is dropped, in pieces too; the places count from after it, as the tree reading of the text without it.
+    const withMark = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(handWritten)]);
+    for (const size of [1, 2, 65536]) expect(await streamJsonRecords(withMark, context, size)).to.deep.equal([...jsonRecords(handWritten, context)]);
     expect(await readFromBuffer(json, written)).to.deep.equal([...jsonRecords(written, context)]);
     expect((await streamJsonRecords(reordered, context))[0].properties.description).to.equal('after the lists');
     expect((await streamJsonRecords(reordered, context)).map((r) => r.key.join('/'))).to.deep.equal(['', 'late', 'late/K', 'K2', 'K2/a', '', '/t']);
@@ -78,6 +88,29 @@ describe('transfer format JSON: streaming reading', () => {
       expect(problem.message, text).to.equal(expected!.message);
       expect(problem.position, text).to.deep.equal(expected!.position);
       expect(problem.position, text).to.have.property('line');
+      for (const size of [1, 3]) {
+        const inPieces = await streamJsonRecords(Buffer.from(text), context, size).then(() => undefined, (err: unknown) => err);
+        expect(inPieces, `${size} bytes at a time: ${text}`).to.be.instanceOf(FileProblem);
+        expect((inPieces as FileProblem).message, text).to.equal(expected!.message);
+        expect((inPieces as FileProblem).position, text).to.deep.equal(expected!.position);
+      }
+    }
+  });
+
+  it('refuses a file that is not UTF-8, wherever the bytes are: before, after or without a syntax problem', async () => {
+    const latin1 = (text: string) => Buffer.from(text, 'latin1');
+    for (const bytes of [
+      latin1('{"_type": "Scheme", "label": "Gr\u00f6\u00dfe"}'),
+      Buffer.concat([Buffer.from(`{"_type": "Scheme", "label": "S", "description": "${'x'.repeat(200_000)}`), latin1('\u00e4"}')]),
+      latin1('{"_type": "Scheme", "label": x, "description": "\u00e4"}'),
+      Buffer.concat([Buffer.from('{"_type": "Scheme", "label": "S\u00e4'), Buffer.from([0xc3])]),
+    ]) {
+      for (const size of [1, 4096, 65536]) {
+        const problem = await streamJsonRecords(bytes, context, size).then(() => undefined, (err: unknown) => err);
+        expect(problem).to.be.instanceOf(FileProblem);
+        expect((problem as FileProblem).message).to.equal('JSON: the file is not UTF-8 text');
+      }
+      expect((await readProblem(json, bytes)).message).to.equal('JSON: the file is not UTF-8 text');
     }
   });
 
