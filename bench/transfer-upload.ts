@@ -51,7 +51,7 @@ interface Run { created: number; seconds: number; growthMb: number; restP99: num
 const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 async function runBackend(backend: string): Promise<Run[]> {
-  const { hosted, authorization, file, paths } = await transferSetup(backend, ADMIN, OBJECTS, (l) => console.log(l));
+  const { hosted, authorization, upload, paths } = await transferSetup(backend, ADMIN, OBJECTS, (l) => console.log(l));
   const { base, client } = hosted;
   try {
     const runs: Run[] = [];
@@ -62,7 +62,7 @@ async function runBackend(backend: string): Promise<Run[]> {
       const rest = await timedGets(base, authorization, paths, 300);
       // `--profile <dir>`: the first run's upload under the CPU and heap profilers (common.ts: profiled).
       const measured = await profiled(i === 0 ? args.profile : undefined, `upload-${backend}`, () => withMemory(async () => {
-        const finished = uploadJson(base, authorization, db, file);
+        const finished = uploadJson(base, authorization, db, upload);
         const during = await timedGets(base, authorization, paths, finished);
         return { ...(await finished), during };
       }));

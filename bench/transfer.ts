@@ -55,7 +55,7 @@ async function timedGet(url: string, init: RequestInit = {}): Promise<{ seconds:
 }
 
 async function runOne(backend: string): Promise<Figure[]> {
-  const { hosted, authorization, file, paths } = await transferSetup(backend, ADMIN, OBJECTS, (l) => console.log(l));
+  const { hosted, authorization, upload: body, paths } = await transferSetup(backend, ADMIN, OBJECTS, (l) => console.log(l));
   const { base, client } = hosted;
   try {
     await ok(client.POST('/api/admin/databases', { body: { name: 'target' } }));
@@ -102,7 +102,7 @@ async function runOne(backend: string): Promise<Figure[]> {
     // The upload: the JSON download into an empty scheme of the other database, GETs of the first database beside it.
     const rest = await timedGets(base, authorization, paths, 300);
     const upload = await withMemory(async () => {
-      const finished = uploadJson(base, authorization, 'target', file);
+      const finished = uploadJson(base, authorization, 'target', body);
       const during = await timedGets(base, authorization, paths, finished);
       return { ...(await finished), during };
     });
