@@ -121,7 +121,9 @@ export function ObjectForm(props: {
   const [message, setMessage] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
-  useEffect(() => {
+  // Before the browser paints, not after (useEffect runs later, on the next frame): a person or a test that
+  // already moved into the form would otherwise have the focus taken back to its first field.
+  useLayoutEffect(() => {
     formRef.current?.querySelector<HTMLElement>('input, select, textarea')?.focus();
   }, []);
   const set = (key: string, value: string) => setValues((v) => ({ ...v, [key]: value }));

@@ -11,7 +11,7 @@
  * YAML editor (CodeMirror) is a chunk of its own, loaded when it is opened.
  */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { Api, ApiError, type MetaProperty } from './api.ts';
 import { formatTime, labelOf, useApp, type AppState } from './state.ts';
 import { Confirm, message, send, violationsOf } from './admin-kit.tsx';
@@ -212,7 +212,7 @@ function UserForm({ user, systemAdmin, onDone }: { user?: User; systemAdmin: boo
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [failure, setFailure] = useState<string | undefined>();
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), []);
+  useLayoutEffect(() => heading.current?.focus(), []);
   const passwords = app.config.signIn === 'password';
   const set = (name: string, value: unknown) => setValues({ ...values, [name]: value });
 
@@ -322,7 +322,7 @@ function AccessKeys({ user, onClose }: { user: User; onClose(): void }) {
   const [notice, setNotice] = useState<string | undefined>();
   const [tick, setTick] = useState(0);
   const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus(), []);
+  useLayoutEffect(() => heading.current?.focus(), []);
 
   useEffect(() => {
     let live = true;
