@@ -367,6 +367,8 @@ describe('user interface: the tenant page', function () {
     const group = page.getByRole('group', { name: 'Profiles' });
     await group.getByText('No profiles: only the tenant\'s annotations apply.').waitFor();
     const choice = group.getByLabel('Add a profile');
+    // The tenant's named profiles are read after the form opens: wait for the choice to offer them.
+    await choice.locator('option', { hasText: 'Finanzen' }).waitFor({ state: 'attached' });
     expect(await choice.locator('option').allTextContents()).to.deep.equal(['Finanzen']);
     await choice.focus();
     await page.keyboard.press('Tab');
