@@ -171,6 +171,14 @@ async function commitChecked(call: WriteCall, options: BulkWriteOptions, writer:
     // Parts timed to STAGE_PART_MS while people use the embedded database, else of STAGE_PART objects.
     let size = STAGE_PART;
     let timed = false;
+    // While a part's lines are made, requests go first (gate.turn); the time that takes is not the part's.
+    let waited = 0;
+    const between = () => {
+      const waiting = gate?.turn();
+      if (!waiting) return undefined;
+      const started = performance.now();
+      return waiting.then(() => { waited += performance.now() - started; });
+    };
     for (const [operation, objects] of parts) {
       for (let at = 0; at < objects.length;) {
         await gate?.pause();
@@ -181,9 +189,10 @@ async function commitChecked(call: WriteCall, options: BulkWriteOptions, writer:
         const part = objects.slice(at, at + size);
         at += part.length;
         const started = performance.now();
-        const bytes = await batch.stage(operation, part);
+        waited = 0;
+        const bytes = await batch.stage(operation, part, between);
         if (browsing) {
-          const ms = Math.max(performance.now() - started, 0.1);
+          const ms = Math.max(performance.now() - started - waited, 0.1);
           size = Math.max(STAGE_PART_MIN, Math.min(STAGE_PART, Math.round(part.length * STAGE_PART_MS / ms)));
         }
         await gate?.giveWay(bytes, 0);

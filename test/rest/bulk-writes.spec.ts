@@ -12,7 +12,7 @@ import type { Principal } from '../../runtime/auth/types.ts';
 import { ServiceError } from '../../runtime/errors.ts';
 import { schemaOf } from '../../runtime/storage/migrations.ts';
 import { ObjectStore, plainObject, type StoredObject } from '../../runtime/storage/objects.ts';
-import { CLOSE_PART, STALE_MS, StagedBatch } from '../../runtime/storage/staging.ts';
+import { CLOSE_PART, LINES_BETWEEN, STALE_MS, StagedBatch } from '../../runtime/storage/staging.ts';
 import { RaceLost } from '../../runtime/storage/retry.ts';
 import { APPLY_PART, STAGE_PART_FIRST } from '../../runtime/rest/bulk-writes.ts';
 import { createDatabase, startService, type TestService } from '../helpers/service.ts';
@@ -192,6 +192,34 @@ describe('REST: bulk writes', function () {
     expect(parts).to.equal(3);
     expect(await count(`select count(*) as n from ${s()}.staged_objects where batch = ?`, [batch.id])).to.equal(0);
     expect(await count(`select count(*) as n from ${s()}.staged_batches where id = ?`, [batch.id])).to.equal(0);
+  });
+
+  it('a part lets others go first every LINES_BETWEEN objects while it makes their lines, and stages every one of them', async () => {
+    const knex = t.service.storage.knex;
+    const tenant = principal!.tenant!;
+    const now = await new ObjectStore(knex, db).now();
+    const batch = new StagedBatch(knex, db);
+    await batch.open();
+    const objects: StoredObject[] = Array.from({ length: 3 * LINES_BETWEEN + 5 }, (_, i) => {
+      const id = randomUUID();
+      return {
+        id, type: 'Scheme', tenant, parentId: null, list: 'schemes', label: `Between ${i}`, title: null, description: null, status: null,
+        modelId: id, version: 1, createdBy: 'x', dateCreated: now, modifiedBy: 'x', dateModified: now, props: { n: i }, custom: {},
+      };
+    });
+    let calls = 0;
+    let awaited = 0;
+    await batch.stage('create', objects, () => {
+      calls++;
+      // Something to await every other time: the part goes on after it.
+      return calls % 2 ? new Promise<void>((resolve) => setImmediate(() => { awaited++; resolve(); })) : undefined;
+    });
+    expect(calls).to.equal(3);
+    expect(awaited).to.equal(2);
+    const rows = (await knex.raw(`select label, props from ${s()}.staged_objects where batch = ? order by seq`, [batch.id])).rows as { label: string; props: { n: number } }[];
+    expect(rows.map((r) => r.label)).to.deep.equal(objects.map((o) => o.label));
+    expect(rows.map((r) => r.props.n)).to.deep.equal(objects.map((_, i) => i));
+    await batch.close();
   });
 
   it('a batch renews its heartbeat with a part once its interval has passed, not with every part', async () => {
