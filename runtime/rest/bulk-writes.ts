@@ -132,13 +132,14 @@ async function bulkWritesOf(deps: RestDeps, db: string, principal: Principal, op
       const types = [...new Set([...prepared.map((w) => w.object.type), ...leaving.map((o) => o.type)])];
       authorize(principal, types, true);
       const violations = new ViolationList();
-      await writer.checkReferences(prepared, violations);
-      const below = await writer.checkPlaces(prepared, violations);
+      const turn = () => options.gate?.turn();
+      await writer.checkReferences(prepared, violations, turn);
+      const below = await writer.checkPlaces(prepared, violations, turn);
       const leavingTenants = leaving.filter((o) => o.type === 'Tenant');
       const leavingRoots = leaving.filter((o) => o.type !== 'Tenant');
       const removal = await removalOf(deps.model, store, call.scope.tenant, leavingRoots);
       const freed = [...removal, ...leavingTenants].map((o) => o.id);
-      await writer.checkKeys(prepared, freed, violations, call.scope.allTenants, () => options.gate?.turn());
+      await writer.checkKeys(prepared, freed, violations, call.scope.allTenants, turn);
       // It locks login IDs, so it wants a transaction; the final one checks again.
       if (prepared.some((w) => w.object.type === 'User')) await deps.knex.transaction((trx) => checkUserWrites(trx, db, principal, prepared, freed, violations));
       assertNoViolations(violations, types[0] ?? '', false);
