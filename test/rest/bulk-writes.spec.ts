@@ -169,19 +169,24 @@ describe('REST: bulk writes', function () {
     expect(await count(`select count(*) as n from ${s()}.staged_batches`)).to.equal(0);
   });
 
-  it('closing a batch removes its staged rows part by part, every one of them, and the batch', async () => {
-    const knex = t.service.storage.knex;
+  /** `n` new schemes of the caller's tenant as stored objects, labelled `<prefix> <i>`, each with props `{ n: i }`. */
+  async function newSchemes(n: number, prefix: string): Promise<StoredObject[]> {
     const tenant = principal!.tenant!;
-    const now = await new ObjectStore(knex, db).now();
-    const batch = new StagedBatch(knex, db);
-    await batch.open();
-    const objects: StoredObject[] = Array.from({ length: 2 * CLOSE_PART + 3 }, (_, i) => {
+    const now = await new ObjectStore(t.service.storage.knex, db).now();
+    return Array.from({ length: n }, (_, i) => {
       const id = randomUUID();
       return {
-        id, type: 'Scheme', tenant, parentId: null, list: 'schemes', label: `Closed ${i}`, title: null, description: null, status: null,
-        modelId: id, version: 1, createdBy: 'x', dateCreated: now, modifiedBy: 'x', dateModified: now, props: {}, custom: {},
+        id, type: 'Scheme', tenant, parentId: null, list: 'schemes', label: `${prefix} ${i}`, title: null, description: null, status: null,
+        modelId: id, version: 1, createdBy: 'x', dateCreated: now, modifiedBy: 'x', dateModified: now, props: { n: i }, custom: {},
       };
     });
+  }
+
+  it('closing a batch removes its staged rows part by part, every one of them, and the batch', async () => {
+    const knex = t.service.storage.knex;
+    const batch = new StagedBatch(knex, db);
+    await batch.open();
+    const objects = await newSchemes(2 * CLOSE_PART + 3, 'Closed');
     await batch.stage('create', objects);
     expect(await count(`select count(*) as n from ${s()}.staged_objects where batch = ?`, [batch.id])).to.equal(objects.length);
     let parts = 0;
@@ -196,17 +201,9 @@ describe('REST: bulk writes', function () {
 
   it('a part lets others go first every LINES_BETWEEN objects while it makes their lines, and stages every one of them', async () => {
     const knex = t.service.storage.knex;
-    const tenant = principal!.tenant!;
-    const now = await new ObjectStore(knex, db).now();
     const batch = new StagedBatch(knex, db);
     await batch.open();
-    const objects: StoredObject[] = Array.from({ length: 3 * LINES_BETWEEN + 5 }, (_, i) => {
-      const id = randomUUID();
-      return {
-        id, type: 'Scheme', tenant, parentId: null, list: 'schemes', label: `Between ${i}`, title: null, description: null, status: null,
-        modelId: id, version: 1, createdBy: 'x', dateCreated: now, modifiedBy: 'x', dateModified: now, props: { n: i }, custom: {},
-      };
-    });
+    const objects = await newSchemes(3 * LINES_BETWEEN + 5, 'Between');
     let calls = 0;
     let awaited = 0;
     await batch.stage('create', objects, () => {
