@@ -77,6 +77,9 @@ export class InteractiveGate {
   private paidUntil = 0;
   /** When bulk work last let the event loop take its turn (see `giveWay()`). */
   private lastTurn = -Infinity;
+  /** When `turn()` last ended a pause, and how long it runs after that before it pauses again. */
+  private pauseEnded = -Infinity;
+  private pauseGap = 0;
 
   constructor(private readonly maxPauseMs = 10, private readonly now: () => number = () => performance.now()) {}
 
@@ -182,8 +185,10 @@ export class InteractiveGate {
    * For work that asks the gate at each of many small steps (an upload's
    * records) and pauses only before each part of them. While interactive
    * requests are in flight, once it has run PAUSED_SLICE_MS since it last
-   * waited: `pause()`, and then it runs again. Otherwise, once it has run
-   * STEP_TURN_MS: a turn of the event loop. Else undefined, and nothing to await.
+   * waited: `pause()`, and then it runs again (after a pause that gave up
+   * with a request still in flight, for as long as it paused, before the
+   * next). Otherwise, once it has run STEP_TURN_MS: a turn of the event
+   * loop. Else undefined, and nothing to await.
    *
    * Why the pause and not only a turn: a request waits for the database
    * (its session, its reads), and each answer waited for the bulk work's
@@ -196,10 +201,17 @@ export class InteractiveGate {
   turn(): Promise<void> | undefined {
     const now = this.now();
     const since = now - this.lastTurn;
-    if (this.active > 0 ? since < PAUSED_SLICE_MS : since < STEP_TURN_MS) return undefined;
+    if (this.active > 0 && since >= PAUSED_SLICE_MS && now - this.pauseEnded >= this.pauseGap) {
+      this.lastTurn = now;
+      return this.pause()!.then(() => {
+        this.lastTurn = this.pauseEnded = this.now();
+        // Still in flight after the longest pause (a long answer, a slow client): the bulk work runs as long
+        // again, taking turns, before it pauses for it again, instead of a fortieth of the time.
+        this.pauseGap = this.active > 0 ? this.maxPauseMs : 0;
+      });
+    }
+    if (since < STEP_TURN_MS) return undefined;
     this.lastTurn = now;
-    const paused = this.pause();
-    if (paused) return paused.then(() => { this.lastTurn = this.now(); });
     return new Promise<void>((resolve) => setImmediate(resolve));
   }
 

@@ -230,7 +230,35 @@ describe('bulk work of many small steps waits for requests in flight (Interactiv
     expect(gate.figures.pauses).to.equal(2);
   });
 
-  it('a request that is not answered within the pause\'s limit holds the bulk work back for the limit, not longer', async () => {
+  it('a request that is not answered within the pause\'s limit holds the bulk work back for the limit, then lets it run as long, taking turns, before the next pause', async () => {
+    const clock = { now: 1_000 };
+    const gate = new InteractiveGate(5, () => clock.now);
+    // A long answer (a slow client): in flight throughout.
+    const leave = gate.enter();
+    clock.now += PAUSED_SLICE_MS;
+    const first = gate.turn();
+    expect(first).to.be.instanceOf(Promise);
+    await first;
+    expect(gate.figures.pauses).to.equal(1);
+    // Within the pause's limit after it: turns of the event loop every STEP_TURN_MS, no pause.
+    for (let ran = 0; ran < 5 - STEP_TURN_MS; ran += STEP_TURN_MS) {
+      clock.now += STEP_TURN_MS;
+      await gate.turn();
+    }
+    expect(gate.figures.pauses).to.equal(1);
+    clock.now += STEP_TURN_MS;
+    const second = gate.turn();
+    expect(gate.figures.pauses).to.equal(2);
+    leave();
+    await second;
+    // Answered: the next request is paused for after PAUSED_SLICE_MS again.
+    gate.enter();
+    clock.now += PAUSED_SLICE_MS;
+    void gate.turn();
+    expect(gate.figures.pauses).to.equal(3);
+  });
+
+  it('a pause that gives up waits for the limit in real time, not longer', async () => {
     const gate = new InteractiveGate(5);
     gate.enter();
     await new Promise((resolve) => setTimeout(resolve, 1));
