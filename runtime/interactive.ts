@@ -223,13 +223,21 @@ export class InteractiveGate {
 }
 
 /**
+ * What bulk work awaits now and then in its loops (the gate's `turn()`, or a
+ * `turnsEvery()` clock): something to wait for, or undefined when it may go
+ * on at once. A loop with nobody to give way to takes `noTurn`.
+ */
+export type Turn = () => Promise<void> | undefined;
+export const noTurn: Turn = () => undefined;
+
+/**
  * For work with no gate at hand (a format's reading of a file, a plugin's
  * loop over a write's payloads): a function to await now and then that
  * gives a turn of the event loop once `ms` have passed since the last one,
  * else undefined (nothing to await). Each such loop keeps its own clock,
  * where the gate's `turn()` keeps one for all bulk work of the instance.
  */
-export function turnsEvery(ms = STEP_TURN_MS): () => Promise<void> | undefined {
+export function turnsEvery(ms = STEP_TURN_MS): Turn {
   let last = performance.now();
   return () => {
     if (performance.now() - last < ms) return undefined;

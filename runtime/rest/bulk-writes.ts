@@ -133,8 +133,7 @@ async function bulkWritesOf(deps: RestDeps, db: string, principal: Principal, op
       authorize(principal, types, true);
       const violations = new ViolationList();
       const turn = () => options.gate?.turn();
-      await writer.checkReferences(prepared, violations, turn);
-      const below = await writer.checkPlaces(prepared, violations, turn);
+      const below = await writer.checkTargets(prepared, violations, turn);
       const leavingTenants = leaving.filter((o) => o.type === 'Tenant');
       const leavingRoots = leaving.filter((o) => o.type !== 'Tenant');
       const removal = await removalOf(deps.model, store, call.scope.tenant, leavingRoots);
@@ -172,14 +171,8 @@ async function commitChecked(call: WriteCall, options: BulkWriteOptions, writer:
     // Parts timed to STAGE_PART_MS while people use the embedded database, else of STAGE_PART objects.
     let size = STAGE_PART;
     let timed = false;
-    // While a part's lines are made, requests go first (gate.turn); the time that takes is not the part's.
-    let waited = 0;
-    const between = () => {
-      const waiting = gate?.turn();
-      if (!waiting) return undefined;
-      const started = performance.now();
-      return waiting.then(() => { waited += performance.now() - started; });
-    };
+    // While a part's lines are made, requests go first.
+    const between = () => gate?.turn();
     for (const [operation, objects] of parts) {
       for (let at = 0; at < objects.length;) {
         await gate?.pause();
@@ -189,14 +182,10 @@ async function commitChecked(call: WriteCall, options: BulkWriteOptions, writer:
         timed = browsing;
         const part = objects.slice(at, at + size);
         at += part.length;
-        const started = performance.now();
-        waited = 0;
-        const bytes = await batch.stage(operation, part, between);
-        if (browsing) {
-          const ms = Math.max(performance.now() - started - waited, 0.1);
-          size = Math.max(STAGE_PART_MIN, Math.min(STAGE_PART, Math.round(part.length * STAGE_PART_MS / ms)));
-        }
-        await gate?.giveWay(bytes, 0);
+        // The time the part's COPY waited for and held the connection.
+        const ms = Math.max(await batch.stage(operation, part, between), 0.1);
+        if (browsing) size = Math.max(STAGE_PART_MIN, Math.min(STAGE_PART, Math.round(part.length * STAGE_PART_MS / ms)));
+        await gate?.giveWay(0, 0);
       }
     }
     await deps.knex.transaction(async (trx) => {

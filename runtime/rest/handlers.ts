@@ -417,8 +417,7 @@ export async function applyWrites(call: WriteCall, trx: Knex.Transaction, store:
   const { prepared, violations } = batch;
   // A full error payload is not made fuller by asking the database.
   if (violations.omitted) assertNoViolations(violations, batch.place, batch.creates);
-  await writer.checkReferences(prepared, violations);
-  const below = await writer.checkPlaces(prepared, violations);
+  const below = await writer.checkTargets(prepared, violations);
   // Tenants a list write leaves out go by the rules of deleting one (tenant-removal.ts), the rest with their descendants.
   const leavingTenants = batch.leaving.filter((o) => o.type === 'Tenant');
   const leaving = await removalOf(call.deps.model, store, call.scope.tenant, batch.leaving.filter((o) => o.type !== 'Tenant'));

@@ -14,6 +14,7 @@ import type { KeyUse, ObjectStore, StoredObject } from '../storage/objects.ts';
 import { violationsOf, type WritableStateGuard } from '../validation.ts';
 import type { WritableStates } from '../../generated/models.gen.ts';
 import { placeName, placeTypes, type ListPlace, type PathKey, UUID } from './paths.ts';
+import { noTurn, type Turn } from '../interactive.ts';
 
 /**
  * The writable state of some concrete type, as its generated validator
@@ -405,7 +406,18 @@ export class Writer {
    * owner reference names. An unchanged reference is not checked again, so
    * that an object whose referenced object is gone can still be written back.
    */
-  async checkReferences(prepared: PreparedWrite[], violations: ViolationList, turn: Turn = noTurn): Promise<void> {
+  /**
+   * The checks of what the writes point at: `checkReferences`, then `checkPlaces` (which reads where the first placed
+   * the objects), over one map of the batch's objects by technical key. Returns what checkPlaces returns. `turn`:
+   * bulk work's way of letting requests go first (InteractiveGate.turn); REST writes do not wait.
+   */
+  async checkTargets(prepared: PreparedWrite[], violations: ViolationList, turn: Turn = noTurn): Promise<Map<PreparedWrite, StoredObject[]>> {
+    const inBatch = await batchObjects(prepared, turn);
+    await this.checkReferences(prepared, inBatch, violations, turn);
+    return this.checkPlaces(prepared, inBatch, violations, turn);
+  }
+
+  private async checkReferences(prepared: PreparedWrite[], inBatch: Map<string, StoredObject>, violations: ViolationList, turn: Turn): Promise<void> {
     const checked: { w: PreparedWrite; p: TypeDef['properties'][number]; value: string }[] = [];
     for (const [i, w] of prepared.entries()) {
       if (i % TURN_EVERY === 0) await turn();
@@ -416,7 +428,6 @@ export class Writer {
         if (p.owner ? w.ownerPending : w.existing?.props[p.name] !== value) checked.push({ w, p, value });
       }
     }
-    const inBatch = await batchObjects(prepared, turn);
     const wanted = [...new Set(checked.map((c) => c.value))].filter((id) => !inBatch.has(id));
     const found = new Map((await this.store.byIds(this.tenant, wanted)).map((o) => [o.id, o]));
     for (const [i, { w, p, value }] of checked.entries()) {
@@ -453,7 +464,7 @@ export class Writer {
    * object that changes models, what is below it (locked), whose modelId
    * follows (`followModel`).
    */
-  async checkPlaces(prepared: PreparedWrite[], violations: ViolationList, turn: Turn = noTurn): Promise<Map<PreparedWrite, StoredObject[]>> {
+  private async checkPlaces(prepared: PreparedWrite[], inBatch: Map<string, StoredObject>, violations: ViolationList, turn: Turn): Promise<Map<PreparedWrite, StoredObject[]>> {
     const below = new Map<PreparedWrite, StoredObject[]>();
     const moved = prepared.filter((w) => w.existing && w.existing.parentId !== w.object.parentId && w.object.parentId);
     const ancestors = await this.store.ancestors(this.tenant, moved.map((w) => w.object.parentId!));
@@ -461,7 +472,6 @@ export class Writer {
       if (ancestors.get(w.object.parentId!)?.includes(w.object.id)) violations.push({ path: itemPath(w.index, this.ownerPath(w)), key: 'moveIntoOwnSubtree' });
     }
     const landing = prepared.filter((w) => w.object.modelId && w.object.modelId !== w.object.id && (!w.existing || w.existing.modelId !== w.object.modelId));
-    const inBatch = await batchObjects(prepared, turn);
     const roots = new Map((await this.store.byIds(this.tenant, [...new Set(landing.map((w) => w.object.modelId!))].filter((id) => !inBatch.has(id)))).map((o) => [o.id, o]));
     for (const [i, w] of landing.entries()) {
       if (i % TURN_EVERY === 0) await turn();
@@ -560,12 +570,6 @@ function requestedId(body: Record<string, unknown>): string | undefined {
   return typeof body.id === 'string' && UUID.test(body.id) ? body.id.toLowerCase() : undefined;
 }
 
-/**
- * What bulk work awaits now and then in its loops over every object (InteractiveGate.turn: a turn of the event loop
- * once it has run a while, else undefined), so that requests are served meanwhile; REST writes do not wait.
- */
-export type Turn = () => Promise<void> | undefined;
-const noTurn: Turn = () => undefined;
 /** Objects between two asks of `turn` (each ask reads the clock). */
 const TURN_EVERY = 256;
 

@@ -26,6 +26,7 @@ import type { Knex } from 'knex';
 import { schemaOf } from './migrations.ts';
 import { RaceLost } from './retry.ts';
 import { plainObjectSql, type StoredObject } from './objects.ts';
+import { noTurn, type Turn } from '../interactive.ts';
 
 /** A batch whose heartbeat is older than this was left by a writer that stopped. */
 export const STALE_MS = 10 * 60_000;
@@ -90,12 +91,13 @@ export class StagedBatch {
 
   /**
    * Stages one part of objects (a COPY of its own, after renewing the batch's heartbeat when HEARTBEAT_MS have
-   * passed); consecutive parts of one operation make one group. Returns the bytes sent. A batch removed meanwhile
-   * (its heartbeat was stale) is a lost race. `between`, when given, is awaited (if it returns something) every
-   * LINES_BETWEEN objects while their lines are made: about 5 µs each, 10-15 ms for a part of 2,000 that a request
-   * would otherwise wait for (bulk-writes.ts gives the gate's turn).
+   * passed); consecutive parts of one operation make one group. Returns the milliseconds its COPY waited for a
+   * connection and held it (on the embedded database, what every request waits for meanwhile). A batch removed
+   * meanwhile (its heartbeat was stale) is a lost race. `between` is awaited every LINES_BETWEEN objects while
+   * their lines are made: about 5 µs each, 10-15 ms for a part of 2,000 that a request would otherwise wait for
+   * (bulk-writes.ts gives the gate's turn).
    */
-  async stage(operation: StagedGroup['operation'], objects: StoredObject[], between?: () => Promise<void> | undefined): Promise<number> {
+  async stage(operation: StagedGroup['operation'], objects: StoredObject[], between: Turn = noTurn): Promise<number> {
     if (!objects.length) return 0;
     const from = this.next;
     if (performance.now() - this.beat >= this.heartbeatMs) {
@@ -106,21 +108,23 @@ export class StagedBatch {
     const lines: string[] = [];
     for (const [i, o] of objects.entries()) {
       lines.push(copyLine(this.id, from + i, operation, o));
-      if (between && i % LINES_BETWEEN === LINES_BETWEEN - 1) await between();
+      if (i % LINES_BETWEEN === LINES_BETWEEN - 1) await between();
     }
     const text = lines.join('');
     const client = this.knex.client as { acquireConnection(): Promise<CopyConnection>; releaseConnection(c: unknown): Promise<void> };
+    const started = performance.now();
     const connection = await client.acquireConnection();
     try {
       await pipeline(Readable.from([text]), connection.query(copyFrom(`copy ${this.s}.staged_objects (batch, seq, operation, ${NAMES}) from stdin`)));
     } finally {
       await client.releaseConnection(connection);
     }
+    const ms = performance.now() - started;
     this.next += objects.length;
     const last = this.groups.at(-1);
     if (last && last.operation === operation && last.to === from) last.to = this.next;
     else this.groups.push({ operation, from, to: this.next });
-    return text.length;
+    return ms;
   }
 
   /**
@@ -174,12 +178,12 @@ export class StagedBatch {
   }
 
   /** Removes the batch and its rows (in the write's transaction, or after a failure). */
-  async close(q: Knex | Knex.Transaction = this.knex, between?: () => Promise<void> | undefined): Promise<void> {
+  async close(q: Knex | Knex.Transaction = this.knex, between: Turn = noTurn): Promise<void> {
     // The staged rows in parts, each a statement of its own, `between` awaited after each: on the embedded database
     // one statement that removed 110,000 of them (the cascade) held its one connection about a second.
     for (let at = 0; at < this.next; at += CLOSE_PART) {
       await q.raw(`delete from ${this.s}.staged_objects where batch = ?::uuid and seq >= ? and seq < ?`, [this.id, at, at + CLOSE_PART]);
-      await between?.();
+      await between();
     }
     await q.raw(`delete from ${this.s}.staged_batches where id = ?::uuid`, [this.id]);
   }
