@@ -275,11 +275,6 @@ function pieceTokens(pieces: Iterator<string>): Tokens {
   };
 }
 
-/** A text in pieces of `size` characters (the streaming reading of a text given whole; tests give small pieces). */
-function* stringPieces(text: string, size: number): Generator<string> {
-  for (let at = 0; at < text.length; at += size) yield text.slice(at, at + size);
-}
-
 /** A syntax problem the streaming reading found: the tree reading reports it with jsonc-parser's words. */
 class Syntax extends Error {}
 
@@ -309,7 +304,7 @@ interface ListFrame {
 }
 
 /**
- * The records of a JSON text, read token by token with jsonc-parser's
+ * The records of a JSON file, decoded piece by piece (utf8Pieces) and read token by token with jsonc-parser's
  * scanner (strict JSON, as the tree reading): no tree of the whole file is
  * made, each record carries its place, and the reading lets the event loop
  * take a turn every few milliseconds (turnsEvery). The records are those jsonRecords gives (same
@@ -318,10 +313,8 @@ interface ListFrame {
  * it is read as a value and made records of once the type is known. A
  * problem with the file is reported as the tree reading reports it.
  */
-export async function streamJsonRecords(file: string | Uint8Array, context: WriteContext, pieceSize = PIECE_BYTES): Promise<TransferRecord[]> {
-  const scanner = pieceTokens(typeof file === 'string' ? stringPieces(file, pieceSize) : utf8Pieces(file, 'JSON', pieceSize));
-  /** The whole text, for the tree reading's words on a problem (a FileProblem if the file is not UTF-8). */
-  const text = () => (typeof file === 'string' ? file : wholeText(file, 'JSON'));
+export async function streamJsonRecords(file: Uint8Array, context: WriteContext, pieceBytes = PIECE_BYTES): Promise<TransferRecord[]> {
+  const scanner = pieceTokens(utf8Pieces(file, 'JSON', pieceBytes));
   const turn = turnsEvery();
   const records: Reading[] = [];
   /** The index of each record's parent's record; -1 for the root. */
@@ -498,7 +491,8 @@ export async function streamJsonRecords(file: string | Uint8Array, context: Writ
   } catch (err) {
     // A problem of syntax anywhere comes first, as in the tree reading (it parses the whole text before it walks).
     if (err instanceof Syntax || err instanceof FileProblem) {
-      const problem = fileProblem(text());
+      // The whole text only now, to word the problem (a FileProblem itself if the file is not UTF-8).
+      const problem = fileProblem(wholeText(file, 'JSON'));
       if (problem) throw problem;
       if (err instanceof Syntax) throw new FileProblem('JSON: InvalidSymbol', here());
     }

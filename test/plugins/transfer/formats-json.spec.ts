@@ -44,12 +44,11 @@ describe('transfer format JSON: streaming reading', () => {
     const lone = `{"_type": "Scheme",\n"label": "escapes",\n\n"classifiers": [{"_type": "Classifier", "label": "Größe \\u00e4 \\"x\\" 😀"}], "n": -12.5e3, "t": true, "f": false, "z": null}`;
     for (const text of [written, handWritten, reordered, crlf, JSON.stringify(JSON.parse(written)), lone]) {
       const tree = [...jsonRecords(text, context)];
-      const streamed = await streamJsonRecords(text, context);
+      const streamed = await streamJsonRecords(Buffer.from(text), context);
       expect(streamed, text.slice(0, 80)).to.deep.equal(tree);
       expect(streamed.at(-1)!.source!.line).to.be.at.least(1);
-      // In pieces: every token, line break (CR LF too) and character (umlauts, surrogate pairs) split at some boundary.
+      // In pieces: every token, line break (CR LF too) and character (umlauts, an emoji's four bytes) split at some boundary.
       for (const size of [1, 2, 3, 7, 64]) {
-        expect(await streamJsonRecords(text, context, size), `${size} characters at a time: ${text.slice(0, 60)}`).to.deep.equal(tree);
         expect(await streamJsonRecords(Buffer.from(text), context, size), `${size} bytes at a time: ${text.slice(0, 60)}`).to.deep.equal(tree);
       }
     }
@@ -57,8 +56,8 @@ describe('transfer format JSON: streaming reading', () => {
     const withMark = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(handWritten)]);
     for (const size of [1, 2, 65536]) expect(await streamJsonRecords(withMark, context, size)).to.deep.equal([...jsonRecords(handWritten, context)]);
     expect(await readFromBuffer(json, written)).to.deep.equal([...jsonRecords(written, context)]);
-    expect((await streamJsonRecords(reordered, context))[0].properties.description).to.equal('after the lists');
-    expect((await streamJsonRecords(reordered, context)).map((r) => r.key.join('/'))).to.deep.equal(['', 'late', 'late/K', 'K2', 'K2/a', '', '/t']);
+    expect((await streamJsonRecords(Buffer.from(reordered), context))[0].properties.description).to.equal('after the lists');
+    expect((await streamJsonRecords(Buffer.from(reordered), context)).map((r) => r.key.join('/'))).to.deep.equal(['', 'late', 'late/K', 'K2', 'K2/a', '', '/t']);
   });
 
   it('reports each problem as the tree reading does, at its place', async () => {
