@@ -7,7 +7,7 @@
  * 1. loads `--objects` objects into the database `bench` (bench/dataset.ts:
  *    one scheme `S`, plus the classifier `Big` with 10,000 attributes) and
  *    downloads the scheme as JSON;
- * 2. `--runs` times: 300 REST GETs by technical key of `bench` at rest, then
+ * 2. `--runs` times: 2,000 REST GETs by technical key of `bench` at rest, then
  *    the upload of that file (MERGE) into the empty scheme `S` of a new
  *    database, with GETs one after another until the job has COMPLETED.
  *
@@ -30,7 +30,7 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ok } from '../client/index.ts';
-import { p99, profiled, runWithHeapFlags, timedGets, transferSetup, uploadJson, withMemory } from './common.ts';
+import { GETS_AT_REST, p99, profiled, runWithHeapFlags, timedGets, transferSetup, uploadJson, withMemory } from './common.ts';
 
 runWithHeapFlags();
 
@@ -59,7 +59,7 @@ async function runBackend(backend: string): Promise<Run[]> {
       const db = `target${i}`;
       await ok(client.POST('/api/admin/databases', { body: { name: db } }));
       await timedGets(base, authorization, paths, 50);
-      const rest = await timedGets(base, authorization, paths, 300);
+      const rest = await timedGets(base, authorization, paths, GETS_AT_REST);
       // `--profile <dir>`: the first run's upload under the CPU and heap profilers (common.ts: profiled).
       const measured = await profiled(i === 0 ? args.profile : undefined, `upload-${backend}`, () => withMemory(async () => {
         const finished = uploadJson(base, authorization, db, upload);
