@@ -49,17 +49,20 @@ export const STAGE_PART = 2000;
 /**
  * On the embedded database, while people use the instance (InteractiveGate.browsing()), a part is made as small as
  * holds the database about this long: a request arriving meanwhile waits for the part before it runs, and a part of
- * STAGE_PART objects took it 40-60 ms (a GET takes 4-6 ms at rest).
+ * STAGE_PART objects took it 40-60 ms (a GET takes 4-6 ms at rest). With parts of 4 ms a GET took 5 ms at the median
+ * while an upload staged its rows and was over twice its p99 at rest in 4-10 % of them; with 2 ms, 2.8 ms and 2 %
+ * (bench/transfer-upload.ts, 110,000 objects, 2026-11-28), for about 0.7 s more of the upload's 18 s.
  */
-export const STAGE_PART_MS = 4;
+export const STAGE_PART_MS = 2;
 /** The smallest part then (each is a statement, with its own cost), and the first one's size. */
 export const STAGE_PART_MIN = 50;
 export const STAGE_PART_FIRST = 500;
 /**
  * Objects per statement of the checks' look-ups (ObjectStore: keyUses, labelClashes) on the embedded database: each
- * holds its one connection, and a GET waited for a part of 5,000 (15-25 ms; LOOKUP_PART elsewhere).
+ * holds its one connection, and a GET waited for a part of 5,000 (15-25 ms; LOOKUP_PART elsewhere); of 1,000, for
+ * 3-5 ms, which was still among the slowest GETs of an upload.
  */
-export const ONE_CONNECTION_LOOKUP_PART = 1000;
+export const ONE_CONNECTION_LOOKUP_PART = 500;
 /** Objects written by one statement of the final transaction. */
 export const APPLY_PART = 5000;
 
