@@ -172,8 +172,20 @@ export class TableStager {
 
   /** Drops the staging files, for a writing that stops early. */
   async abort(): Promise<void> {
-    for (const table of this.types.values()) table.file.destroy();
+    // The directory may still be being made, with records waiting on it that
+    // open their files as soon as it is there: let them, then close them all.
+    // A destroyed stream may still be opening its file, and removing the
+    // directory before it has closed let that late open fail (ENOENT) or the
+    // removal fail (ENOTEMPTY), both uncaught; so wait for every file to close.
+    await this.making?.catch(() => {});
+    const closing = [...this.types.values()].map(({ file }) => {
+      file.on('error', () => {});
+      const closed = file.closed ? Promise.resolve() : new Promise<void>((resolve) => { file.once('close', () => resolve()); });
+      file.destroy();
+      return closed;
+    });
     this.types.clear();
+    await Promise.all(closing);
     await this.directory?.remove();
   }
 

@@ -203,6 +203,13 @@ describe('transfer format CSV', () => {
       expect(staging()).to.equal(1);
       await writer.abort!();
       expect(staging()).to.equal(0);
+      // Aborted while its records still wait for the staging folder to be made:
+      // the folder and the files opened for them go too, once they have closed.
+      const early = csv.writer(new PassThrough(), context);
+      const waiting = sampleModel().map(record => early.write(record));
+      await early.abort!();
+      await Promise.all(waiting);
+      expect(staging()).to.equal(0);
     } finally {
       if (saved === undefined) delete process.env.TMPDIR; else process.env.TMPDIR = saved;
       rmSync(own, { recursive: true, force: true });
