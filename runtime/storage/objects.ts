@@ -660,6 +660,16 @@ export class ObjectStore {
     return r.rows.map(fromRow);
   }
 
+  /** Which of the types any object of the tenant has (an index probe per type). */
+  async typesPresent(tenant: string, types: readonly string[]): Promise<Set<string>> {
+    if (!types.length) return new Set();
+    const r = await this.q.raw(
+      `select t.type from unnest(?::text[]) as t(type) where exists (select from ${this.s}.objects o where o.tenant = ?::uuid and o.type = t.type)`,
+      [[...types], tenant],
+    );
+    return new Set(r.rows.map((row: { type: string }) => row.type));
+  }
+
   /** The types of the objects of a model (those whose modelId is the root's). */
   async typesInModel(tenant: string, modelId: string): Promise<string[]> {
     const r = await this.q.raw(`select distinct type from ${this.s}.objects where model_id = ? and tenant = ? and id <> ? order by type`, [modelId, tenant, modelId]);

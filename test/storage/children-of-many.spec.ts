@@ -85,6 +85,12 @@ describe('object store: children of many objects', () => {
     expect((await store.treeChildren(tenant, first.id, 'collections', { limit: 10 }, [])).map((c) => c.hasChildren)).to.deep.equal([false]);
   });
 
+  it('tells which types the tenant has objects of (typesPresent)', async () => {
+    expect(await store.typesPresent(tenant, ['Classifier', 'Collection', 'Usage'])).to.deep.equal(new Set(['Collection']));
+    expect(await store.typesPresent(tenant, [])).to.deep.equal(new Set());
+    expect(await store.typesPresent(randomUUID(), ['Collection'])).to.deep.equal(new Set());
+  });
+
   it('orders the rows by the objects\' places without a sort of the rows', async () => {
     let sql = '';
     let bindings: unknown[] = [];

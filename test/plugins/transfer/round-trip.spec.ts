@@ -11,7 +11,7 @@ import type { TransferRecord } from '../../../plugins/transfer/records.ts';
 import { resolveMetamodel } from '../../../runtime/metamodel/resolve.ts';
 import { readStandardMetamodel } from '../../../runtime/metamodel/standard.ts';
 import { createDatabase, startService, type TestService } from '../../helpers/service.ts';
-import { downloaded, FINANCE_SCHEMES, financeModel, otherModels, uploaded } from './fixtures.ts';
+import { downloaded, FINANCE_SCHEMES, financeModel, otherModels, rest, uploaded } from './fixtures.ts';
 
 describe('transfer: round trip', function () {
   this.timeout(180_000);
@@ -165,6 +165,44 @@ describe('transfer: round trip', function () {
     const again = await uploaded(t, second, '/schemes/Long/upload', d.text, 'Long.json');
     expect(again.statistics.status, JSON.stringify(again.logs)).to.equal('COMPLETED');
     expect((await downloaded(t, second, '/schemes/Long/download')).text).to.equal(d.text);
+  });
+
+  it('asks whether objects hold something only of types whose lists can hold a type the tenant has, and asks it once the tenant has one', async () => {
+    // download.ts (branchTypes): attributes' lists hold relations (usages, derivations, …); without any in the tenant,
+    // the walk neither looks below each attribute nor reads its lists.
+    const target = await createDatabase(t);
+    const file = JSON.stringify({ _type: 'Scheme', label: 'Plain', collections: [{ _type: 'Collection', label: 'C', classifiers: [{
+      _type: 'Classifier', label: 'K', attributes: ['a', 'b'].map((label) => ({ _type: 'BusinessAttribute', label, dataType: 'STRING' })),
+    }] }] });
+    const up = await uploaded(t, target, '/schemes/Plain/upload', file, 'Plain.json');
+    expect(up.statistics.status, JSON.stringify(up.logs)).to.equal('COMPLETED');
+    const knex = t.service.storage.knex;
+    const lookedBelow: string[][] = [];
+    const listener = (q: { sql: string; bindings: unknown[] }) => {
+      if (/json_build_array/.test(q.sql) && /c\.type = any/.test(q.sql)) lookedBelow.push(q.bindings[0] as string[]);
+    };
+    const attributes = async () => {
+      lookedBelow.length = 0;
+      knex.on('query', listener);
+      try {
+        const d = await downloaded(t, target, '/schemes/Plain/download');
+        expect(d.status, d.text).to.equal(200);
+        return JSON.parse(d.text).collections[0].classifiers[0].attributes as { label: string; usages?: { usageOf: string }[] }[];
+      } finally {
+        knex.off('query', listener);
+      }
+    };
+    expect((await attributes()).map((a) => a.label)).to.deep.equal(['a', 'b']);
+    expect(lookedBelow).not.to.deep.equal([]);
+    for (const types of lookedBelow) expect(types).to.include('Classifier').and.not.include('BusinessAttribute');
+    // A usage below one attribute: now the walk looks below attributes, and finds it.
+    const a = (await rest(t, 'GET', `/rest/${target}/schemes/Plain/collections/C/classifiers/K/attributes/a`)) as { id: string };
+    const b = (await rest(t, 'GET', `/rest/${target}/schemes/Plain/collections/C/classifiers/K/attributes/b`)) as { id: string };
+    await rest(t, 'POST', `/rest/${target}/attributes/${a.id}/usages`, { _type: 'Usage', usageOf: b.id });
+    const [withUsage, without] = await attributes();
+    expect(withUsage.usages?.map((u) => u.usageOf)).to.deep.equal(['C/K/b']);
+    expect(without).not.to.have.property('usages');
+    for (const types of lookedBelow) expect(types).to.include('BusinessAttribute');
   });
 });
 
