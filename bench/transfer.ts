@@ -15,7 +15,8 @@
  *   download: objects per second from the PUT until the job has COMPLETED.
  *   Target: at least 5,000 objects/s.
  * - REST GETs while the upload runs: their p99 against the p99 of 2,000
- *   GETs at rest (GETS_AT_REST), by technical key. Target: within 2×.
+ *   GETs at rest (GETS_AT_REST), by technical key. Target: within 2×. And
+ *   the slowest of them, without a target.
  * - The service's resident memory: its growth during each download and
  *   during the upload (sampled every 50 ms). Target: under 300 MB.
  *
@@ -111,6 +112,10 @@ async function runOne(backend: string): Promise<Figure[]> {
     figures.push({ name: 'memory growth during the upload, MB', value: upload.growthMb.toFixed(0), target: '< 300', pass: upload.growthMb < 300 });
     const ratio = p99(upload.result.during) / p99(rest);
     figures.push({ name: `REST GET p99 during the upload / at rest (${upload.result.during.length} vs ${rest.length} GETs; ${p99(upload.result.during).toFixed(1)} / ${p99(rest).toFixed(1)} ms)`, value: ratio.toFixed(2), target: '<= 2', pass: ratio <= 2 });
+    // No target: the GETs go one after another, so a GET that waited for the upload's final transaction counts once
+    // in the p99, however long it waited (on the embedded database, whose one connection that transaction holds,
+    // seconds: the README says so).
+    figures.push({ name: 'slowest REST GET during the upload, ms', value: Math.max(...upload.result.during).toFixed(0), target: '' });
     return figures;
   } finally {
     await hosted.close();
