@@ -277,6 +277,19 @@ export const LOOKUP_PART = 5000;
 /** What the business-key index puts in place of a missing parent. */
 const NO_PARENT = '00000000-0000-0000-0000-000000000000';
 
+/**
+ * One step up a recursive walk whose rows (`up`) carry `parent_id`: the
+ * parent, read by its key, for `cross join lateral (…) p`. Joined plainly
+ * (`join objects p on p.id = up.parent_id`), the planner guesses ten times
+ * the rows at every step and, from about 200 starting objects on, hashed the
+ * whole table at each step: the places of 200 objects a download refers to
+ * took 85-126 ms on 110,000 objects instead of 1 ms. `limit 1` keeps the
+ * subquery from being flattened into that join (an object has one row).
+ */
+export function parentStep(s: string, columns: string, where = ''): string {
+  return `(select ${columns} from ${s}.objects p where p.id = up.parent_id${where} limit 1)`;
+}
+
 /** The columns of a batch of objects passed as one JSON parameter. */
 export const RECORD = `v(id uuid, tenant uuid, type text, parent_id uuid, list text, label text, title text, description text,
   status text, model_id uuid, version int, created_by text, date_created bigint, modified_by text, date_modified bigint,
@@ -537,7 +550,8 @@ export class ObjectStore {
    * Objects and everything above them up to their roots (the parent, the
    * parent's parent …), each once (`union` also ends a cycle), in one
    * statement: the labels that name many referenced objects by business key
-   * (downloads). Only the tenant's.
+   * (downloads). Only the tenant's. Each step up reads each parent by its
+   * key (parentStep).
    */
   async withAncestors(tenant: string, ids: string[]): Promise<{ id: string; parentId: string | null; label: string }[]> {
     if (!ids.length) return [];
@@ -545,7 +559,7 @@ export class ObjectStore {
       `with recursive up(id, parent_id, label) as (
          select id, parent_id, label from ${this.s}.objects where id = any(?::uuid[]) and tenant = ?::uuid
          union
-         select p.id, p.parent_id, p.label from up join ${this.s}.objects p on p.id = up.parent_id where p.tenant = ?::uuid)
+         select p.id, p.parent_id, p.label from up cross join lateral ${parentStep(this.s, 'p.id, p.parent_id, p.label', ' and p.tenant = ?::uuid')} p)
        select id, parent_id, label from up`,
       [ids, tenant, tenant],
     );
@@ -639,7 +653,7 @@ export class ObjectStore {
       `with recursive up(start, parent_id, depth) as (
          select id, parent_id, 0 from ${this.s}.objects where id = any(?::uuid[]) and tenant = ?
          union all
-         select up.start, p.parent_id, up.depth + 1 from up join ${this.s}.objects p on p.id = up.parent_id where up.depth < 10000)
+         select up.start, p.parent_id, up.depth + 1 from up cross join lateral ${parentStep(this.s, 'p.parent_id')} p where up.depth < 10000)
        select start, parent_id from up where parent_id is not null order by start, depth`,
       [ids, tenant],
     );

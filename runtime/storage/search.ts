@@ -17,6 +17,7 @@
  */
 import type { Knex } from 'knex';
 import { schemaOf } from './migrations.ts';
+import { parentStep } from './objects.ts';
 
 /** How close a typo must come (pg_trgm's word similarity, 0 to 1): "Custmer" is 0.55 from "Customer". */
 export const SIMILARITY_THRESHOLD = 0.5;
@@ -154,7 +155,7 @@ export class SearchStore {
         select id as start, id, type, label, list, parent_id, 0 as depth from ${this.s}.objects where id = any(:ids)
         union all
         select up.start, o.id, o.type, o.label, o.list, o.parent_id, up.depth + 1
-        from ${this.s}.objects o join up on o.id = up.parent_id where up.depth < 100
+        from up cross join lateral ${parentStep(this.s, 'p.id, p.type, p.label, p.list, p.parent_id')} o where up.depth < 100
       )
       select start, id, type, label, list, parent_id from up order by start, depth desc`, { ids });
     for (const r of result.rows as (Ancestor & { start: string; parent_id: string | null })[]) {
