@@ -20,7 +20,10 @@
  * - The service's resident memory: its growth during each download and
  *   during the upload (sampled every 50 ms). Target: under 300 MB.
  *
- *   npx tsx bench/transfer.ts [--backend postgres|pglite|both] [--objects 100000]
+ *   npx tsx bench/transfer.ts [--backend postgres|pglite|both] [--objects 100000] [--usages N]
+ *
+ * `--usages N`: the first N attributes each use the next one (the model then has relations: a download looks
+ * below each attribute whether it holds one, download.ts branchTypes).
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -34,9 +37,11 @@ const { values: args } = parseArgs({
   options: {
     backend: { type: 'string', default: 'both' },
     objects: { type: 'string', default: '100000' },
+    usages: { type: 'string', default: '0' },
   },
 });
 const OBJECTS = Number(args.objects);
+const USAGES = Number(args.usages);
 const ADMIN = { user: 'bench-admin', password: 'bench-admin-password-1' };
 const AUTH = `Basic ${Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64')}`;
 
@@ -56,9 +61,16 @@ async function timedGet(url: string, init: RequestInit = {}): Promise<{ seconds:
 }
 
 async function runOne(backend: string): Promise<Figure[]> {
-  const { hosted, authorization, upload: body, paths } = await transferSetup(backend, ADMIN, OBJECTS, (l) => console.log(l));
+  const { hosted, authorization, upload: body, paths, data } = await transferSetup(backend, ADMIN, OBJECTS, (l) => console.log(l));
   const { base, client } = hosted;
   try {
+    // `--usages N`: N attributes each use the next one (after the upload's file was made: the downloads hold them).
+    for (let i = 0; i < USAGES; i++) {
+      const r = await fetch(`${base}/rest/bench/attributes/${data.attributes[i].id}/usages`, {
+        method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify({ _type: 'Usage', usageOf: data.attributes[i + 1].id }),
+      });
+      if (r.status !== 201) throw new Error(`usage: ${r.status} ${await r.text()}`);
+    }
     await ok(client.POST('/api/admin/databases', { body: { name: 'target' } }));
 
     const figures: Figure[] = [];
