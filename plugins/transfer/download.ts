@@ -14,7 +14,7 @@
  */
 import { listPlanOf, ObjectStore, UUID, type InteractiveGate, type Metamodel } from '../../runtime/host.ts';
 import type { Knex } from 'knex';
-import { formatKey, type RecordWriter, type TransferRecord } from './records.ts';
+import { appended, formatKey, type RecordWriter, type TransferRecord } from './records.ts';
 import { childLists, derivedLabel, labelFromReferences, recordProperties, sortedValue, type Node } from './model.ts';
 
 /** Objects of one list read in one statement, past those read ahead. */
@@ -334,10 +334,10 @@ export class Download {
           // A leaf is written without a walk of its own: most objects of a model are leaves.
           if (child.lists === NO_LISTS) {
             child.lists = null;
-            const written = this.write(child.node, [...key, label], l.name, writer);
+            const written = this.write(child.node, appended(key, label), l.name, writer);
             if (written) await written;
           } else {
-            await this.walk(child, [...key, label], l.name, writer);
+            await this.walk(child, appended(key, label), l.name, writer);
           }
         }
       }
@@ -558,7 +558,7 @@ export class Download {
     if (node && node.parentId === null) place = { rootId: node.id, rootLabel: node.label, labels: [], ids: [node.id] };
     else if (node) {
       const parent = await this.placeOf(node.parentId!, depth + 1, known);
-      if (parent) place = { rootId: parent.rootId, rootLabel: parent.rootLabel, labels: [...parent.labels, node.label], ids: [...parent.ids, node.id] };
+      if (parent) place = { rootId: parent.rootId, rootLabel: parent.rootLabel, labels: appended(parent.labels, node.label), ids: appended(parent.ids, node.id) };
     }
     this.places.set(id, place);
     return place;

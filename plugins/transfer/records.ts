@@ -98,6 +98,15 @@ export interface TransferFormat {
   read(input: NodeJS.ReadableStream, context: WriteContext): AsyncIterable<TransferRecord>;
 }
 
+/**
+ * `items` and then `item`, in an array of exactly that length: a key below another one (or a path of ids). V8 makes
+ * `[...items, item]` as a copy of `items` that then grows by one, with room for about 16 more: 140 bytes of nothing
+ * per key, and an upload keeps a key for each of its objects until it commits (16 MB for 110,000 objects).
+ */
+export function appended(items: readonly string[], item: string): string[] {
+  return items.concat(item);
+}
+
 /** Formats a business key: labels joined by `/`, each quoted where it must be. */
 export function formatKey(labels: readonly string[], otherModel?: string): string {
   const segment = (label: string) => (label.includes('/') || label.startsWith('"') ? `"${label.replace(/"/g, '""')}"` : label);

@@ -38,6 +38,12 @@ export interface WriteRequest {
   index?: number;
 }
 
+/**
+ * The secrets or custom properties of an object that has none: one object for all (frozen), where an empty one each
+ * took 56 bytes per object that a bulk write (an upload) keeps until it commits.
+ */
+const NONE = Object.freeze({}) as Record<string, unknown>;
+
 export interface PreparedWrite {
   object: StoredObject;
   /** The object as it was; absent when the write creates it. */
@@ -365,7 +371,8 @@ export class Writer {
   }
 
   private secretsOf(type: TypeDef, state: Record<string, unknown>): Record<string, unknown> {
-    return Object.fromEntries(type.properties.filter((p) => p.writeOnly && p.name in state).map((p) => [p.name, state[p.name]]));
+    const secret = type.properties.filter((p) => p.writeOnly && p.name in state);
+    return secret.length ? Object.fromEntries(secret.map((p) => [p.name, state[p.name]])) : NONE;
   }
 
   private stored(type: TypeDef, state: WritableState, placement: Placement, body: Record<string, unknown>, req: WriteRequest, now: number): StoredObject {
@@ -396,7 +403,7 @@ export class Writer {
       modifiedBy: this.actor,
       dateModified: now,
       props,
-      custom: state.customProperties ?? {},
+      custom: state.customProperties ?? NONE,
     };
   }
 

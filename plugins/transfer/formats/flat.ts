@@ -37,7 +37,7 @@ import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { PropertyDef, TypeDef } from '../../../runtime/host.ts';
-import { FileProblem, formatKey, parseKey, type SourcePosition, type TransferRecord, type WriteContext } from '../records.ts';
+import { appended, FileProblem, formatKey, parseKey, type SourcePosition, type TransferRecord, type WriteContext } from '../records.ts';
 import { temporaryDirectory } from './zip.ts';
 
 export const PARENT = '_parent';
@@ -316,7 +316,7 @@ export function* depthFirst(rows: ReadRow[], context: WriteContext): Generator<T
     if (siblings) siblings.push(row); else children.set(parentKey, [row]);
   }
   const typeOfKey = new Map<string, string>();
-  const keyOf = (row: ReadRow) => (row.list === undefined ? [] : [...row.parent, row.label ?? '']);
+  const keyOf = (row: ReadRow) => (row.list === undefined ? [] : appended(row.parent, row.label ?? ''));
   for (const row of rows) typeOfKey.set(formatKey(keyOf(row)), row.type);
 
   const record = (row: ReadRow): TransferRecord =>

@@ -18,7 +18,7 @@
  */
 import { createScanner, getNodeValue, parseTree as jsonTree, printParseErrorCode, type Node as JsonNode, type ParseError } from 'jsonc-parser';
 import { turnsEvery } from '../../../runtime/host.ts';
-import { FileProblem, type RecordWriter, type TransferFormat, type TransferRecord, type WriteContext } from '../records.ts';
+import { appended, FileProblem, type RecordWriter, type TransferFormat, type TransferRecord, type WriteContext } from '../records.ts';
 import { descend, type Frame } from './tree.ts';
 import { bytesOf, PIECE_BYTES, utf8Pieces, wholeText } from './text.ts';
 
@@ -171,7 +171,7 @@ export function* jsonRecords(text: string, context: WriteContext): Generator<Tra
       for (const item of items) {
         if (item.type !== 'object') throw new FileProblem(`the list ${name} holds something that is not an object`, at(item.offset));
         const label = item.children?.find((p) => p.children?.[0].value === 'label')?.children?.[1]?.value;
-        yield* walk(item, [...key, typeof label === 'string' ? label : ''], name);
+        yield* walk(item, appended(key, typeof label === 'string' ? label : ''), name);
       }
     }
   }
@@ -501,7 +501,7 @@ export async function streamJsonRecords(file: Uint8Array, context: WriteContext,
   // The keys, now that every label is read: a record's parent comes before it.
   for (const [i, record] of records.entries()) {
     const label = record.properties.label;
-    if (parents[i] >= 0) record.key = [...records[parents[i]].key, typeof label === 'string' ? label : ''];
+    if (parents[i] >= 0) record.key = appended(records[parents[i]].key, typeof label === 'string' ? label : '');
     else record.key = [];
     if (i % 1024 === 0) await turn();
   }

@@ -6,7 +6,7 @@
  * in the text: an object's record carries the line and column it starts at.
  */
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type YAMLMap } from 'yaml';
-import { FileProblem, type TransferRecord, type WriteContext } from '../records.ts';
+import { appended, FileProblem, type TransferRecord, type WriteContext } from '../records.ts';
 
 /** Reads the whole text into a document; a syntax error is a FileProblem with its place. */
 export function parseTree(text: string, kind: 'JSON' | 'YAML'): { doc: Document; lines: LineCounter } {
@@ -58,7 +58,7 @@ export function* recordsOf(doc: Document, lines: LineCounter, context: WriteCont
           throw new FileProblem(`the list ${name} holds something that is not an object`, { line: pos.line, column: pos.col });
         }
         const label = item.get('label');
-        yield* walk(item, [...key, typeof label === 'string' ? label : ''], name);
+        yield* walk(item, appended(key, typeof label === 'string' ? label : ''), name);
       }
     }
   }

@@ -43,7 +43,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { setFlagsFromString } from 'node:v8';
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { fragment } from 'xmlbuilder2';
-import { FileProblem, formatKey, parseKey, type RecordWriter, type SourcePosition, type TransferFormat, type TransferRecord, type WriteContext } from '../records.ts';
+import { appended, FileProblem, formatKey, parseKey, type RecordWriter, type SourcePosition, type TransferFormat, type TransferRecord, type WriteContext } from '../records.ts';
 
 /**
  * xmlbuilder2's DOM (@oozcitak/dom 2.x) sets some thirty fields of every
@@ -373,7 +373,7 @@ class TreeReader {
   private emitObject(frame: ObjectFrame): void {
     if (frame.key) return;
     const label = frame.properties.label;
-    frame.key = frame.parent === undefined ? [] : [...frame.parent, typeof label === 'string' ? label : ''];
+    frame.key = frame.parent === undefined ? [] : appended(frame.parent, typeof label === 'string' ? label : '');
     this.emit({
       type: frame.type, key: frame.key, ...(frame.list === undefined ? {} : { list: frame.list }),
       properties: frame.properties, source: frame.source,
