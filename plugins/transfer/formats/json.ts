@@ -20,7 +20,7 @@ import { createScanner, getNodeValue, parseTree as jsonTree, printParseErrorCode
 import { turnsEvery } from '../../../runtime/host.ts';
 import { appended, FileProblem, type RecordWriter, type TransferFormat, type TransferRecord, type WriteContext } from '../records.ts';
 import { descend, type Frame } from './tree.ts';
-import { bytesOf, PIECE_BYTES, utf8Pieces, wholeText } from './text.ts';
+import { bytesOf, ownText, PIECE_BYTES, utf8Pieces, wholeText } from './text.ts';
 
 const pads: string[] = [];
 /** n spaces (kept: the same few indentations over and over). */
@@ -222,6 +222,7 @@ const EOF = 17;
 const MAX_DEPTH = 500;
 /** Strings of up to this many characters are shared (see `shared`); the type and list names of the standard metamodel are all shorter. */
 const SHARED_LENGTH = 24;
+
 /** The places of the items of arrays read as values, for records made of them later. */
 type Places = Map<unknown[], { line: number; column: number }[]>;
 
@@ -326,11 +327,12 @@ export async function streamJsonRecords(file: Uint8Array, context: WriteContext,
    */
   const texts = new Map<string, string>();
   const shared = (text: string): string => {
-    if (text.length > SHARED_LENGTH) return text;
+    if (text.length > SHARED_LENGTH) return ownText(text);
     const kept = texts.get(text);
     if (kept !== undefined) return kept;
-    texts.set(text, text);
-    return text;
+    const copy = ownText(text);
+    texts.set(copy, copy);
+    return copy;
   };
   const listNamesOf = (type: string) => new Set((context.typeOf(type)?.lists ?? []).map((l) => l.name));
   const here = () => ({ line: scanner.getTokenStartLine() + 1, column: scanner.getTokenStartCharacter() + 1 });

@@ -35,6 +35,7 @@ import yazl from 'yazl';
 import type yauzl from 'yauzl';
 import { FileProblem, type RecordWriter, type TransferFormat, type TransferRecord, type WriteContext } from '../records.ts';
 import { depthFirst, TableReader, TableStager, type Cell, type ReadRow } from './flat.ts';
+import { ownText } from './text.ts';
 import { DEFAULT_ZIP_LIMITS, openCheckedZip, stageToFile, temporaryDirectory, type CheckedZip, type ZipLimits } from './zip.ts';
 
 const STYLE = { typedCells: true, guardFormulas: false };
@@ -163,7 +164,7 @@ async function readAll(zip: CheckedZip, entry: yauzl.Entry): Promise<Buffer> {
 
 function cellText(value: unknown, sheet: string, address: string): Cell {
   if (value === null || value === undefined) return undefined;
-  if (typeof value === 'string') return unescapeText(value);
+  if (typeof value === 'string') return ownText(unescapeText(value));
   if (typeof value === 'number' || typeof value === 'boolean' || value instanceof Date) return value;
   const object = value as Record<string, unknown>;
   if ('formula' in object || 'sharedFormula' in object) {
