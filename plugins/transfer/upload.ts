@@ -226,7 +226,10 @@ async function plan(planning: Planning, spec: UploadSpec, records: TransferRecor
   // Each loop over every object gives way now and then: 100,000 objects take 50-200 ms a loop, which GETs would wait for.
   for (const [i, o] of below.entries()) {
     const k = formatKey(storedKeyOf(o)!);
-    storedKeys.set(k, [...(storedKeys.get(k) ?? []), o.id]);
+    // Pushed, not spread into a new array: V8 gives `[...old, x]` room for 16 more (192 bytes for one id instead of 64).
+    const same = storedKeys.get(k);
+    if (same) same.push(o.id);
+    else storedKeys.set(k, [o.id]);
     await step(i);
   }
 
@@ -241,7 +244,9 @@ async function plan(planning: Planning, spec: UploadSpec, records: TransferRecor
     stack[depth] = i;
     if (!r.key.includes('')) {
       const k = formatKey(r.key);
-      fileKeys.set(k, [...(fileKeys.get(k) ?? []), i]);
+      const same = fileKeys.get(k);
+      if (same) same.push(i);
+      else fileKeys.set(k, [i]);
     }
     await step(i);
   }
