@@ -44,6 +44,11 @@ const { values: args } = parseArgs({
 });
 const OBJECTS = Number(args.objects);
 const USAGES = Number(args.usages);
+// Checked before the load (tens of seconds): `Array(NaN)` would fail later with "Invalid array length".
+if (!Number.isSafeInteger(USAGES) || USAGES < 0) {
+  console.error(`--usages: a whole number of at least 0, not ${args.usages}`);
+  process.exit(2);
+}
 const ADMIN = { user: 'bench-admin', password: 'bench-admin-password-1' };
 const AUTH = `Basic ${Buffer.from(`${ADMIN.user}:${ADMIN.password}`).toString('base64')}`;
 

@@ -222,7 +222,6 @@ const EOF = 17;
 const MAX_DEPTH = 500;
 /** Strings of up to this many characters are shared (see `shared`); the type and list names of the standard metamodel are all shorter. */
 const SHARED_LENGTH = 24;
-
 /** The places of the items of arrays read as values, for records made of them later. */
 type Places = Map<unknown[], { line: number; column: number }[]>;
 
