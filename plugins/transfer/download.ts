@@ -15,7 +15,7 @@
 import { listPlanOf, ObjectStore, UUID, type InteractiveGate, type Metamodel } from '../../runtime/host.ts';
 import type { Knex } from 'knex';
 import { appended, formatKey, type RecordWriter, type TransferRecord } from './records.ts';
-import { childLists, derivedLabel, labelFromReferences, recordProperties, sortedValue, type Node } from './model.ts';
+import { childLists, derivedLabel, labelFromReferences, recordProperties, sortedValue, unusedProperties, type KeyedNode, type Node } from './model.ts';
 
 /** Objects of one list read in one statement, past those read ahead. */
 const PAGE = 1000;
@@ -24,14 +24,14 @@ const PAGE = 1000;
 const SYSTEM_COLUMNS = new Set(['label', 'title', 'description', 'status']);
 
 /** An object as the walk keeps it: without what the store read beside (versions, authors, times). */
-const nodeOf = (o: Node): Node => ({
+const nodeOf = (o: KeyedNode): KeyedNode => ({
   id: o.id, type: o.type, parentId: o.parentId, list: o.list, label: o.label, title: o.title, description: o.description,
   status: o.status, modelId: o.modelId, props: o.props, custom: o.custom,
   ...(o.hasChildren !== undefined ? { hasChildren: o.hasChildren } : {}),
 });
 
 /** A history row (the REST read form) as a node. */
-function nodeOfRow(row: Record<string, unknown>, model: Metamodel): Node {
+function nodeOfRow(row: Record<string, unknown>, model: Metamodel): KeyedNode {
   const type = model.types[row._type as string];
   const props: Record<string, unknown> = {};
   for (const p of type?.properties ?? []) if (row[p.name] !== undefined && !['label', 'title', 'description', 'status'].includes(p.name)) props[p.name] = row[p.name];
@@ -43,6 +43,15 @@ function nodeOfRow(row: Record<string, unknown>, model: Metamodel): Node {
   };
 }
 
+/** The key of an object whose children the walk reads: read with it (only objects of the other types are read without). */
+function idOf(node: Node): string {
+  if (node.id === null) throw new Error(`download: ${node.type} ${JSON.stringify(node.label)} was read without its key`);
+  return node.id;
+}
+
+/** What the walk leaves out of the objects it reads, by metamodel (unusedProperties). */
+const UNUSED = new WeakMap<Metamodel, string[]>();
+
 /** The first children of one list of an object; `rest`, where it may hold more: after which of them (or from the start) they follow. */
 export interface ListStart {
   nodes: Node[];
@@ -52,13 +61,18 @@ export interface ListStart {
 /** The objects of a database as they are now, or as they were at a time. */
 export class Source {
   private readonly store: ObjectStore;
+  /** Properties the walk reads without (unusedProperties). */
+  private readonly leaveOut: readonly string[];
 
   constructor(knex: Knex, db: string, private readonly tenant: string, private readonly model: Metamodel, readonly at?: number) {
     this.store = new ObjectStore(knex, db);
+    let leaveOut = UNUSED.get(model);
+    if (!leaveOut) UNUSED.set(model, leaveOut = unusedProperties(model));
+    this.leaveOut = leaveOut;
   }
 
   /** A list's children a page at a time, by label; `after`: from past this (label, id) on. */
-  async *children(parentId: string | null, list: string, o: { tenant?: string; after?: { label: string; id: string }; branchTypes?: readonly string[] } = {}): AsyncGenerator<Node[]> {
+  async *children(parentId: string | null, list: string, o: { tenant?: string; after?: { label: string; id: string }; branchTypes?: readonly string[] } = {}): AsyncGenerator<KeyedNode[]> {
     const tenant = o.tenant ?? this.tenant;
     if (this.at !== undefined) {
       const rows = await this.store.childrenAt(tenant, parentId, list, this.at);
@@ -67,9 +81,9 @@ export class Source {
       return;
     }
     // Below an object, with whether each child has children (the walk then reads nothing of a leaf's).
-    const read = (after?: { label: string; id: string }): Promise<Node[]> => parentId === null
+    const read = (after?: { label: string; id: string }): Promise<KeyedNode[]> => parentId === null
       ? this.store.children(tenant, parentId, list, { limit: PAGE, ...(after ? { after } : {}) })
-      : this.store.treeChildren(tenant, parentId, list, { limit: PAGE, ...(after ? { after } : {}) }, o.branchTypes);
+      : this.store.treeChildren(tenant, parentId, list, { limit: PAGE, ...(after ? { after } : {}) }, o.branchTypes, { leaveOut: this.leaveOut });
     for (let reading = read(o.after); ;) {
       const page = await reading;
       const last = page[page.length - 1];
@@ -96,16 +110,18 @@ export class Source {
       for (const { node, lists } of asks) {
         const starts = new Map<string, ListStart>();
         for (const list of lists) {
-          if (!filled.get(node.id)?.has(list)) continue;
+          if (!filled.get(idOf(node))?.has(list)) continue;
           const nodes: Node[] = [];
-          for await (const page of this.children(node.id, list)) nodes.push(...page);
+          for await (const page of this.children(idOf(node), list)) nodes.push(...page);
           if (nodes.length) starts.set(list, { nodes });
         }
         found.push(starts);
       }
       return found;
     }
-    const { children, complete } = await this.store.childrenOfMany(this.tenant, asks.map((a) => a.node.id), total, branchTypes);
+    // Lean: of the children, only those of the branch types carry their keys (the walk reads no other's children).
+    const lean = { leaveOut: this.leaveOut, branchIdsOnly: branchTypes !== undefined };
+    const { children, complete } = await this.store.childrenOfMany(this.tenant, asks.map((a) => idOf(a.node)), total, branchTypes, lean);
     // The object the statement stopped in is read again with the next ones, unless it is the first (its lists then go on from where they were cut).
     const reached = complete > 0 && complete < asks.length ? complete - 1 : complete;
     return asks.map((a, n) => {
@@ -121,7 +137,7 @@ export class Source {
       for (const list of a.lists) {
         const nodes = byList.get(list) ?? [];
         const last = nodes[nodes.length - 1];
-        if (cut?.list === list) starts.set(list, { nodes, rest: { after: { label: last.label, id: last.id } } });
+        if (cut?.list === list) starts.set(list, { nodes, rest: { after: { label: last.label, id: idOf(last) } } });
         // In the object the statement stopped in, a list not seen may come after the one cut short: read from its start.
         else if (cut && !nodes.length) starts.set(list, { nodes, rest: {} });
         else if (nodes.length) starts.set(list, { nodes });
@@ -136,9 +152,9 @@ export class Source {
    */
   async nonEmptyLists(nodes: Node[]): Promise<Map<string, Set<string>>> {
     const facts = await this.store.linkFacts(listPlanOf(this.model), nodes.map((n) => ({
-      id: n.id, type: n.type, tenant: this.tenant, parentId: n.parentId, ...(this.at !== undefined ? { at: this.at } : {}),
+      id: idOf(n), type: n.type, tenant: this.tenant, parentId: n.parentId, ...(this.at !== undefined ? { at: this.at } : {}),
     })));
-    return new Map(nodes.map((n, i) => [n.id, new Set(facts[i].lists)]));
+    return new Map(nodes.map((n, i) => [idOf(n), new Set(facts[i].lists)]));
   }
 
   /**
@@ -154,7 +170,7 @@ export class Source {
     return this.at === undefined ? this.store.withAncestors(this.tenant, ids) : undefined;
   }
 
-  async byId(id: string): Promise<Node | null> {
+  async byId(id: string): Promise<KeyedNode | null> {
     if (this.at !== undefined) {
       const row = await this.store.byIdAt(this.tenant, id, this.at);
       return row ? nodeOfRow(row, this.model) : null;
@@ -163,7 +179,7 @@ export class Source {
     return o ? nodeOf(o) : null;
   }
 
-  async child(parentId: string | null, list: string, label: string): Promise<Node | null> {
+  async child(parentId: string | null, list: string, label: string): Promise<KeyedNode | null> {
     if (this.at !== undefined) {
       const row = await this.store.childAt(this.tenant, parentId, list, label, this.at);
       return row ? { ...nodeOfRow(row, this.model), list } : null;
@@ -186,8 +202,12 @@ interface Place {
 interface TypeFacts {
   /** The child lists it reads (those that can hold a type the download keeps). */
   lists: string[];
-  /** The record's properties: from a column of the object or its other properties, a reference, many-valued. */
-  properties: { name: string; column: boolean; reference: boolean; many: boolean }[];
+  /** The record's properties taken from the object's columns, in metamodel order. */
+  columns: PropertyFacts[];
+  /** The record's properties taken from the object's other properties, by name. */
+  fromProps: ReadonlyMap<string, PropertyFacts>;
+  /** The record's references. */
+  referenceProperties: PropertyFacts[];
   derivesLabel: boolean;
   /** Its label is derived from references: its lists are ordered by the business keys they name (labelFromReferences). */
   labelFromReferences: boolean;
@@ -195,13 +215,22 @@ interface TypeFacts {
   references: string[];
 }
 
+/** A property of a record: its place in the record (metamodel order), from a column of the object or its other properties, a reference, many-valued. */
+interface PropertyFacts {
+  name: string;
+  index: number;
+  column: boolean;
+  reference: boolean;
+  many: boolean;
+}
+
 /** What a place is made of: an object's key, its parent's and its label. */
-type PlaceRow = Pick<Node, 'id' | 'parentId' | 'label'>;
+type PlaceRow = Pick<KeyedNode, 'id' | 'parentId' | 'label'>;
 
 export interface DownloadOptions {
   model: Metamodel;
   source: Source;
-  root: Node;
+  root: KeyedNode;
   /** Types asked for (assetTypes): other objects appear only where they hold some of these. */
   wanted?: Set<string>;
   /** Lists of the root beside the metamodel's (a tenant's users). */
@@ -230,6 +259,15 @@ interface Item {
   batch: Item[];
   /** Its index in the batch. */
   at: number;
+  /** Its label in its key where that is not its stored one: a label derived from references, with their business keys (ordered). */
+  label: string | undefined;
+}
+
+/** An item of a batch, appended to it: a leaf's lists need no reading (the source said whether each has children, where it could). */
+function itemOf(node: Node, batch: Item[]): Item {
+  const item: Item = { node, lists: node.hasChildren === false ? NO_LISTS : undefined, reading: undefined, following: undefined, batch, at: batch.length, label: undefined };
+  batch.push(item);
+  return item;
 }
 
 /** A list's first children as items, and where the rest follows (ListStart). */
@@ -264,6 +302,8 @@ export class Download {
   private readonly byType = new Map<string, TypeFacts>();
   /** How many objects were written. */
   count = 0;
+  /** The properties makeRecord found in an object, in order (kept for the next object: 100,000s come through). */
+  private readonly found: PropertyFacts[] = [];
   /**
    * The types whose objects' lists the walk reads and may find something in: the source tells only of those
    * whether they have children (a look-up per object, about a third of a statement's time on PostgreSQL), and the
@@ -274,8 +314,9 @@ export class Download {
   constructor(private readonly o: DownloadOptions) {
     const { model, wanted } = o;
     // A type is kept when it is wanted or can hold (at any depth) a wanted one.
+    // (Asked of every object read: the answer is kept per type, and nothing is made to give it.)
     const holds = new Map<string, boolean>();
-    const keeps = (name: string, seen = new Set<string>()): boolean => {
+    const keeps = (name: string, seen: Set<string>): boolean => {
       if (!wanted || wanted.has(name)) return true;
       if (holds.has(name)) return holds.get(name)!;
       if (seen.has(name)) return false;
@@ -284,7 +325,7 @@ export class Download {
       holds.set(name, result);
       return result;
     };
-    this.keeps = (name) => keeps(name);
+    this.keeps = (name) => !wanted || wanted.has(name) || (holds.get(name) ?? keeps(name, new Set()));
   }
 
   async run(writer: RecordWriter): Promise<void> {
@@ -305,9 +346,12 @@ export class Download {
     if (!facts) {
       const type = this.o.model.types[name];
       const properties = recordProperties(type);
+      const all = properties.map((p, index): PropertyFacts => ({ name: p.name, index, column: SYSTEM_COLUMNS.has(p.name), reference: p.dataType === 'REFERENCE', many: !!p.many }));
       facts = {
         lists: childLists(type).filter((l) => l.itemTypes.some((t) => this.keeps(t))).map((l) => l.name),
-        properties: properties.map((p) => ({ name: p.name, column: SYSTEM_COLUMNS.has(p.name), reference: p.dataType === 'REFERENCE', many: !!p.many })),
+        columns: all.filter((p) => p.column),
+        fromProps: new Map(all.filter((p) => !p.column).map((p) => [p.name, p])),
+        referenceProperties: all.filter((p) => p.reference),
         derivesLabel: !!type.labelFrom,
         labelFromReferences: labelFromReferences(this.o.model, name),
         // What a record names by business key: its references, and those its label is derived from.
@@ -330,14 +374,15 @@ export class Download {
       for await (const page of this.ordered(l.pages())) {
         await this.o.gate?.pause();
         if (this.o.signal?.aborted) throw new Error('download stopped');
-        for (const { item: child, label } of page) {
+        for (const child of page) {
+          const childKey = appended(key, child.label ?? child.node.label);
           // A leaf is written without a walk of its own: most objects of a model are leaves.
           if (child.lists === NO_LISTS) {
             child.lists = null;
-            const written = this.write(child.node, appended(key, label), l.name, writer);
+            const written = this.write(child.node, childKey, l.name, writer);
             if (written) await written;
           } else {
-            await this.walk(child, appended(key, label), l.name, writer);
+            await this.walk(child, childKey, l.name, writer);
           }
         }
       }
@@ -389,12 +434,8 @@ export class Download {
       if (!starts) return undefined;
       const itemLists = new Map<string, ItemList>();
       for (const [name, start] of starts) {
-        const items = start.nodes.filter((node) => this.keeps(node.type)).map((node) => {
-          // A leaf's lists need no reading.
-          const child: Item = { node, batch, at: batch.length, ...(node.hasChildren === false ? { lists: NO_LISTS } : {}) };
-          batch.push(child);
-          return child;
-        });
+        const items: Item[] = [];
+        for (const node of start.nodes) if (this.keeps(node.type)) items.push(itemOf(node, batch));
         itemLists.set(name, { items, rest: start.rest });
       }
       return itemLists;
@@ -422,25 +463,34 @@ export class Download {
 
   private async batchOf(nodes: Node[]): Promise<Item[]> {
     const batch: Item[] = [];
-    // A leaf's lists need no reading (the source said whether each has children, where it could).
-    for (const node of nodes) batch.push({ node, batch, at: batch.length, ...(node.hasChildren === false ? { lists: NO_LISTS } : {}) });
+    for (const node of nodes) itemOf(node, batch);
     await this.prepareReferences(nodes);
     return batch;
   }
 
-  /** Pages with each object's business label; a list whose labels come from references is read whole and sorted by those. */
-  private async *ordered(pages: AsyncGenerator<Item[]>): AsyncGenerator<{ item: Item; label: string }[]> {
-    const derived: { item: Item; label: string }[] = [];
+  /**
+   * The pages in key order: a list whose labels come from references is read whole, each item's `label` set to its
+   * business label, and sorted by those. 100,000s of objects come through here: a page without such items is
+   * passed on as it is (the type's answer is kept, typeFacts).
+   */
+  private async *ordered(pages: AsyncGenerator<Item[]>): AsyncGenerator<Item[]> {
+    const derived: Item[] = [];
     for await (const page of pages) {
-      // One pass, the type's answer kept (typeFacts): 100,000s of objects come through here.
-      const plain: { item: Item; label: string }[] = [];
+      if (!page.some((item) => this.typeFacts(item.node.type).labelFromReferences)) {
+        if (page.length) yield page;
+        continue;
+      }
+      const plain: Item[] = [];
       for (const item of page) {
-        if (this.typeFacts(item.node.type).labelFromReferences) derived.push({ item, label: await this.businessLabel(item.node) });
-        else plain.push({ item, label: item.node.label });
+        if (!this.typeFacts(item.node.type).labelFromReferences) plain.push(item);
+        else {
+          item.label = await this.businessLabel(item.node);
+          derived.push(item);
+        }
       }
       if (plain.length) yield plain;
     }
-    if (derived.length) yield derived.sort((a, b) => (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
+    if (derived.length) yield derived.sort((a, b) => (a.label! < b.label! ? -1 : a.label! > b.label! ? 1 : 0));
   }
 
   /** A label derived from references, with the business keys of the references in place of technical keys; else the label. */
@@ -463,8 +513,7 @@ export class Download {
    * forgotten past PLACES or one as of a past time.
    */
   private recordOf(node: Node, key: string[], list: string | undefined): TransferRecord | Promise<TransferRecord> {
-    for (const p of this.typeFacts(node.type).properties) {
-      if (!p.reference) continue;
+    for (const p of this.typeFacts(node.type).referenceProperties) {
       const value = node.props[p.name];
       if (value === undefined || value === null) continue;
       if (p.many && Array.isArray(value)) {
@@ -478,21 +527,42 @@ export class Download {
   private async recordAfterReading(node: Node, key: string[], list: string | undefined): Promise<TransferRecord> {
     // Kept here: a read ahead of another batch may forget the places meanwhile (PLACES).
     const places = new Map<string, Place | null>();
-    for (const p of this.typeFacts(node.type).properties) {
-      const value = p.reference ? node.props[p.name] : undefined;
+    for (const p of this.typeFacts(node.type).referenceProperties) {
+      const value = node.props[p.name];
       if (value === undefined || value === null) continue;
       for (const id of p.many && Array.isArray(value) ? value : [value]) places.set(String(id), await this.placeOf(String(id)));
     }
     return this.makeRecord(node, key, list, places);
   }
 
+  /**
+   * The record of an object. Its properties are those of the type it has, in metamodel order: looked up by the
+   * names the object holds (a few), not by the type's (an attribute has 22, and an object's properties, as
+   * JSON.parse made them, have as many shapes as there are combinations, so that each look-up by name was a slow one).
+   */
   private makeRecord(node: Node, key: string[], list: string | undefined, places: ReadonlyMap<string, Place | null>): TransferRecord {
     const facts = this.typeFacts(node.type);
+    const { props } = node;
+    const found = this.found;
+    let count = 0;
+    for (const p of facts.columns) {
+      const value = node[p.name as 'label'];
+      if (value !== undefined && value !== null) found[count++] = p;
+    }
+    for (const name in props) {
+      const p = facts.fromProps.get(name);
+      if (p === undefined) continue;
+      // In metamodel order (a few at most: an insertion).
+      let at = count++;
+      for (; at > 0 && found[at - 1].index > p.index; at--) found[at] = found[at - 1];
+      found[at] = p;
+    }
     const properties: Record<string, unknown> = {};
     // A label the service derives from the properties is left for the upload to derive again.
-    const derived = facts.derivesLabel && derivedLabel(this.o.model.types[node.type], (n) => node.props[n]) === node.label;
-    for (const p of facts.properties) {
-      let value = p.column ? node[p.name as 'label'] : node.props[p.name];
+    const derived = facts.derivesLabel && derivedLabel(this.o.model.types[node.type], (n) => props[n]) === node.label;
+    for (let i = 0; i < count; i++) {
+      const p = found[i];
+      let value = p.column ? node[p.name as 'label'] : props[p.name];
       if (value === undefined || value === null) continue;
       if (p.name === 'label' && derived) continue;
       if (p.reference) {
@@ -527,7 +597,12 @@ export class Download {
     for (const node of nodes) {
       for (const name of this.typeFacts(node.type).references) {
         const value = node.props[name];
-        for (const id of Array.isArray(value) ? value : [value]) if (typeof id === 'string' && UUID.test(id) && !this.places.has(id)) ids.add(id);
+        if (value === undefined || value === null) continue;
+        if (!Array.isArray(value)) {
+          if (typeof value === 'string' && UUID.test(value) && !this.places.has(value)) ids.add(value);
+          continue;
+        }
+        for (const id of value) if (typeof id === 'string' && UUID.test(id) && !this.places.has(id)) ids.add(id);
       }
     }
     if (!ids.size) return;

@@ -10,7 +10,11 @@ const SYSTEM_COLUMNS = new Set<string>(['label', 'title', 'description', 'status
 
 /** An object as the engine reads it, current or as of a time. */
 export interface Node {
-  id: string;
+  /**
+   * Its key; null for an object a walk over a tree read without it (download.ts: of the objects of types that hold
+   * nothing it reads, the leaves, it never asks for children).
+   */
+  id: string | null;
   type: string;
   parentId: string | null;
   list: string;
@@ -24,6 +28,25 @@ export interface Node {
   custom: Record<string, unknown>;
   /** Whether it has children, where the read that found it said. */
   hasChildren?: boolean;
+}
+
+/** A Node read with its key: by key or label, or as one whose children a walk reads. */
+export type KeyedNode = Node & { id: string };
+
+/**
+ * The properties a walk over a tree (downloads) has no use for in any object: those of no type's record and from
+ * none of which a label is derived (the references to the parent, which the nesting says, and what the service
+ * keeps for itself).
+ */
+export function unusedProperties(model: Metamodel): string[] {
+  const used = new Set<string>();
+  const all = new Set<string>();
+  for (const type of Object.values(model.types)) {
+    for (const p of type.properties) all.add(p.name);
+    for (const p of recordProperties(type)) used.add(p.name);
+    for (const name of type.labelFrom ?? []) used.add(name);
+  }
+  return [...all].filter((name) => !used.has(name) && !SYSTEM_COLUMNS.has(name)).sort();
 }
 
 /** The properties a record carries, in metamodel order: writable, readable, not the reference to the parent (the nesting says it). */

@@ -19,7 +19,7 @@ import {
 import { formatNamed, formatNames, formatOfFilename } from './formats/index.ts';
 import type { TransferFormat } from './records.ts';
 import { Download, Source, type DownloadOptions } from './download.ts';
-import type { Node } from './model.ts';
+import type { KeyedNode } from './model.ts';
 import { runUpload, type Operation, type UploadSpec } from './upload.ts';
 
 /** How this interface words and answers a refused upload (runtime/multipart.ts). */
@@ -77,8 +77,8 @@ export function registerRoutes(host: PluginHost, model: Metamodel) {
   }
 
   /** Streams the download of `root` (found by `find` in the source) in the requested format. */
-  async function download(ctx: Context, find: (source: Source, principal: Principal) => Promise<Node | null>, notFound: () => Error,
-    extra?: (source: Source, root: Node) => DownloadOptions['extraLists']) {
+  async function download(ctx: Context, find: (source: Source, principal: Principal) => Promise<KeyedNode | null>, notFound: () => Error,
+    extra?: (source: Source, root: KeyedNode) => DownloadOptions['extraLists']) {
     const principal = ctx.state.principal as Principal;
     const db = ctx.state.db as DatabaseInfo;
     const format = formatParameter(ctx) ?? formatNamed('JSON')!;

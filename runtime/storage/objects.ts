@@ -188,7 +188,30 @@ export type TreeObject = Pick<StoredObject, 'id' | 'type' | 'parentId' | 'list' 
  * download/export 1.08 -> 0.98 at the median of 8).
  */
 type TreeRow = [id: string, type: string, list: string, label: string, title: string | null, description: string | null, status: string | null,
-  props: Record<string, unknown>, custom: Record<string, unknown>, hasChildren: boolean];
+  hasChildren: boolean, props: Record<string, unknown>, custom: Record<string, unknown> | null];
+
+/**
+ * What a walk over a whole tree (downloads) has no use for in each child it reads, left out by the statement.
+ * JSON.parse of each row's text was the largest part of a download's CPU after the garbage collector, and what a
+ * row holds decides both: a download of 100,000 attributes read a 36-character key per object that it used for
+ * none but the few whose children it reads, and in every attribute's properties the key of its classifier (the
+ * parent, which the nesting says). Left out, a download took about a fifth less CPU (2026-11-29, bench/transfer.ts).
+ */
+export interface LeanTreeRead {
+  /** Properties left out of each child's `props` (references to the parent: the walk knows it). */
+  leaveOut?: readonly string[];
+  /**
+   * Only the children of the branch types carry their id (and the last child read of an object cut short, which
+   * the rest of its list follows on from); the others' is null: the walk never asks for their children.
+   */
+  branchIdsOnly?: boolean;
+}
+
+/** A TreeObject of a lean read: without the id where LeanTreeRead says so, its custom properties, where it has none, one frozen empty object. */
+export type LeanTreeObject = Omit<TreeObject, 'id'> & { id: string | null };
+
+/** The custom properties of an object of a lean read without any (a walk over 100,000s of objects, most of them without). */
+const NO_CUSTOM: Record<string, unknown> = Object.freeze({});
 
 interface Row {
   id: string; tenant: string; type: string; parent_id: string | null; list: string; label: string;
@@ -472,24 +495,29 @@ export class ObjectStore {
    * objects before the last one. Of the last one, only the run of children
    * from its first on is kept (all of them but in theory).
    */
-  async childrenOfMany(tenant: string, parentIds: string[], total: number, branchTypes?: readonly string[]): Promise<{ children: TreeObject[][]; complete: number }> {
-    const children: TreeObject[][] = parentIds.map(() => []);
+  async childrenOfMany(tenant: string, parentIds: string[], total: number, branchTypes?: readonly string[]): Promise<{ children: TreeObject[][]; complete: number }>;
+  /** The same, leaner (LeanTreeRead). */
+  async childrenOfMany(tenant: string, parentIds: string[], total: number, branchTypes: readonly string[] | undefined, lean: LeanTreeRead): Promise<{ children: LeanTreeObject[][]; complete: number }>;
+  async childrenOfMany(tenant: string, parentIds: string[], total: number, branchTypes?: readonly string[], lean?: LeanTreeRead): Promise<{ children: LeanTreeObject[][]; complete: number }> {
+    const children: LeanTreeObject[][] = parentIds.map(() => []);
     if (!parentIds.length) return { children, complete: 0 };
     const [hasChildren, hasChildrenParams] = this.hasChildrenSql(branchTypes);
+    const [props, propsParams] = this.leanPropsSql(lean);
+    const id = lean?.branchIdsOnly && branchTypes ? 'case when c.type = any(?::text[]) then c.id end' : 'c.id';
     const r = await this.q.raw(
-      `select json_build_array(v.n, c.k, c.id, c.type, c.list, c.label, c.title, c.description, c.status, c.props, c.custom,
-         ${hasChildren}) as r
+      `select json_build_array(v.n, c.k, ${id}, c.type, c.list, c.label, c.title, c.description, c.status,
+         ${hasChildren}, ${props}) as r
        from unnest(?::uuid[]) with ordinality as v(parent_id, n),
          lateral (select c.*, row_number() over (order by c.list, c.label, c.id) as k from ${this.s}.objects c
            where c.parent_id = v.parent_id and c.tenant = ?::uuid order by c.list, c.label, c.id limit ?) c
        order by v.n limit ?`,
-      [...hasChildrenParams, parentIds, tenant, total, total],
+      [...(id === 'c.id' ? [] : [[...branchTypes!]]), ...hasChildrenParams, ...propsParams, parentIds, tenant, total, total],
     );
     const rows = r.rows as { r: [n: number, k: number, ...TreeRow] }[];
     let last = 0;
-    for (const { r: [n, k, id, type, list, label, title, description, status, props, custom, hasChildren] } of rows) {
+    for (const { r: [n, k, id, type, list, label, title, description, status, hasChildren, props, custom] } of rows) {
       // The parent is the one asked for: not read again.
-      children[n - 1][k - 1] = { id, type, parentId: parentIds[n - 1], list, label, title, description, status, props, custom, hasChildren };
+      children[n - 1][k - 1] = { id, type, parentId: parentIds[n - 1], list, label, title, description, status, props, custom: custom ?? NO_CUSTOM, hasChildren };
       last = Math.max(last, n);
     }
     // The last object's children from its first on, up to the first not read (the rest is read again).
@@ -498,8 +526,26 @@ export class ObjectStore {
       let i = 0;
       while (i < cut.length && cut[i]) i++;
       cut.length = i;
+      // The rest of its list follows on from the last child read, by label and key: where a lean read left the key
+      // out, it is read by its label (which is the child's alone in its parent's list: objects_business_key).
+      const from = cut[i - 1];
+      if (rows.length >= total && from.id === null) {
+        const [child] = (await this.q.raw(
+          `select id from ${this.s}.objects where parent_id = ?::uuid and tenant = ?::uuid and list = ? and label = ?`,
+          [parentIds[last - 1], tenant, from.list, from.label],
+        )).rows as { id: string }[];
+        // Deleted since: the rest follows on from its label (the nil key sorts before every other).
+        from.id = child?.id ?? '00000000-0000-0000-0000-000000000000';
+      }
     }
     return { children, complete: rows.length < total ? parentIds.length : last - 1 };
+  }
+
+  /** The `props` and `custom` of a child `c` of a walk over a tree (expressions, comma-separated), and their bindings (LeanTreeRead). */
+  private leanPropsSql(lean?: LeanTreeRead): [string, Knex.RawBinding[]] {
+    if (!lean) return ['c.props, c.custom', []];
+    const props = lean.leaveOut?.length ? 'c.props - ?::text[]' : 'c.props';
+    return [`${props}, nullif(c.custom, '{}'::jsonb)`, lean.leaveOut?.length ? [[...lean.leaveOut]] : []];
   }
 
   /**
@@ -527,23 +573,25 @@ export class ObjectStore {
    * then asks nothing of the leaves (a list of 10,000 attributes cost five
    * statements of 1,000 objects that found no children).
    */
-  async treeChildren(tenant: string, parentId: string, list: string, page: { limit: number; after?: { label: string; id: string } }, branchTypes?: readonly string[]): Promise<TreeObject[]> {
+  async treeChildren(tenant: string, parentId: string, list: string, page: { limit: number; after?: { label: string; id: string } }, branchTypes?: readonly string[],
+    lean?: Pick<LeanTreeRead, 'leaveOut'>): Promise<TreeObject[]> {
     const [hasChildren, hasChildrenParams] = this.hasChildrenSql(branchTypes);
-    const params: Knex.RawBinding[] = [...hasChildrenParams, parentId, tenant, list];
+    const [props, propsParams] = this.leanPropsSql(lean);
+    const params: Knex.RawBinding[] = [...hasChildrenParams, ...propsParams, parentId, tenant, list];
     let after = '';
     if (page.after) {
       after = ` and (c.label, c.id) > (?, ?::uuid)`;
       params.push(page.after.label, page.after.id);
     }
     const r = await this.q.raw(
-      `select json_build_array(c.id, c.type, c.list, c.label, c.title, c.description, c.status, c.props, c.custom,
-         ${hasChildren}) as r
+      `select json_build_array(c.id, c.type, c.list, c.label, c.title, c.description, c.status,
+         ${hasChildren}, ${props}) as r
        from ${this.s}.objects c where c.parent_id = ?::uuid and c.tenant = ?::uuid and c.list = ?${after}
        order by c.label, c.id limit ?`,
       [...params, page.limit],
     );
-    return (r.rows as { r: TreeRow }[]).map(({ r: [id, type, list, label, title, description, status, props, custom, hasChildren] }) =>
-      ({ id, type, parentId, list, label, title, description, status, props, custom, hasChildren }));
+    return (r.rows as { r: TreeRow }[]).map(({ r: [id, type, list, label, title, description, status, hasChildren, props, custom] }) =>
+      ({ id, type, parentId, list, label, title, description, status, props, custom: custom ?? NO_CUSTOM, hasChildren }));
   }
 
   /**

@@ -85,6 +85,49 @@ describe('object store: children of many objects', () => {
     expect((await store.treeChildren(tenant, first.id, 'collections', { limit: 10 }, [])).map((c) => c.hasChildren)).to.deep.equal([false]);
   });
 
+  describe('lean reads (LeanTreeRead: what a download has no use for, left out)', () => {
+    // Below `Lean`: a branch (a collection) and leaves (datasets); each dataset keeps a reference to its parent among
+    // its properties, as stored objects do.
+    const parent = object(root.id, 'collections', 'Lean');
+    const leaf = (label: string, custom: Record<string, unknown> = {}): StoredObject => ({
+      ...object(parent.id, 'datasets', label), type: 'Dataset', props: { n: label, inCollection: parent.id }, custom,
+    });
+    const branch = object(parent.id, 'collections', 'c');
+    const [a, b, d] = [leaf('a', { note: 'kept' }), leaf('b'), leaf('d')];
+    const lean = { leaveOut: ['inCollection'], branchIdsOnly: true };
+    before(() => store.insert([parent, branch, d, a, b], () => ({}), 'test'));
+
+    it('leaves the properties out that it is told to, and gives one frozen empty object for no custom properties', async () => {
+      const [children] = (await store.childrenOfMany(tenant, [parent.id], 100, ['Collection'], lean)).children;
+      expect(labels(children)).to.deep.equal(['collections/c', 'datasets/a', 'datasets/b', 'datasets/d']);
+      expect(children.map((c) => c.props)).to.deep.equal([{ n: 'c' }, { n: 'a' }, { n: 'b' }, { n: 'd' }]);
+      expect(children[1].custom).to.deep.equal({ note: 'kept' });
+      expect(children[2].custom).to.deep.equal({});
+      expect(Object.isFrozen(children[2].custom)).to.equal(true);
+      // Not lean: everything, as before.
+      const [full] = (await store.childrenOfMany(tenant, [parent.id], 100, ['Collection'])).children;
+      expect(full.map((c) => c.id)).to.deep.equal([branch.id, a.id, b.id, d.id]);
+      expect(full[1].props).to.deep.equal({ n: 'a', inCollection: parent.id });
+      const page = await store.treeChildren(tenant, parent.id, 'datasets', { limit: 10 }, ['Collection'], { leaveOut: ['inCollection'] });
+      expect(page.map((c) => [c.id, c.props])).to.deep.equal([[a.id, { n: 'a' }], [b.id, { n: 'b' }], [d.id, { n: 'd' }]]);
+    });
+
+    it('gives the keys of the branch types\' children only, and of the last child read of an object cut short', async () => {
+      const whole = await store.childrenOfMany(tenant, [parent.id, empty.id], 100, ['Collection'], lean);
+      expect(whole.complete).to.equal(2);
+      expect(whole.children[0].map((c) => c.id)).to.deep.equal([branch.id, null, null, null]);
+      // Cut after each of the datasets: the last one read carries its key.
+      for (const [total, last] of [[2, a], [3, b], [4, d]] as const) {
+        const { children: [cut], complete } = await store.childrenOfMany(tenant, [parent.id, empty.id], total, ['Collection'], lean);
+        expect(complete, `${total}`).to.equal(0);
+        expect(cut.map((c) => c.id), `${total}`).to.deep.equal([branch.id, ...Array(total - 2).fill(null), last.id]);
+        // The rest of its list follows on from it.
+        const rest = await store.treeChildren(tenant, parent.id, 'datasets', { limit: 10, after: { label: last.label, id: cut[total - 1].id! } });
+        expect(rest.map((c) => c.id), `${total}`).to.deep.equal([a, b, d].slice([a, b, d].indexOf(last) + 1).map((c) => c.id));
+      }
+    });
+  });
+
   it('tells which types the tenant has objects of (typesPresent)', async () => {
     expect(await store.typesPresent(tenant, ['Classifier', 'Collection', 'Usage'])).to.deep.equal(new Set(['Collection']));
     expect(await store.typesPresent(tenant, [])).to.deep.equal(new Set());
