@@ -8,7 +8,9 @@
  *   query interface's JSON export of the same objects (`asset_view` rows of
  *   the scheme, run side by side). Targets: under 3 s, and not slower than
  *   the export (ratio download/export ≤ 1). One round of each first, not
- *   counted (SETTLING_ROUNDS), then the better of three of each.
+ *   counted (SETTLING_ROUNDS), then ROUNDS rounds of the export and the
+ *   download side by side: the median of the rounds' ratios, and of the
+ *   download's times.
  * - XLSX download of the scheme: under 20 s. XML download: no target (its
  *   time and memory are shown).
  * - The JSON download's first byte: under 1 s (it streams as it reads).
@@ -64,6 +66,19 @@ interface Figure { name: string; value: string; target: string; pass?: boolean }
  */
 const SETTLING_ROUNDS = 1;
 
+/**
+ * Rounds of the export and the download measured, each pair side by side. The ratio is the median of the pairs'
+ * ratios: the better of each side (as until 2026-11-29) set one lucky run of either against the other's, and on
+ * this machine a run of the same export moved between 0.72 and 1.42 s within a minute.
+ */
+const ROUNDS = 5;
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
 /** Reads a whole answer, counting its bytes without keeping them; seconds to the first and to the last byte. */
 async function timedGet(url: string, init: RequestInit = {}): Promise<{ seconds: number; firstByte: number; bytes: number; status: number }> {
   const started = performance.now();
@@ -94,7 +109,7 @@ async function runOne(backend: string): Promise<Figure[]> {
     await ok(client.POST('/api/admin/databases', { body: { name: 'target' } }));
 
     const figures: Figure[] = [];
-    // The query interface's JSON export of the same objects, then the JSON download, in turn, the better of each.
+    // The query interface's JSON export of the same objects, then the JSON download, in turn (ROUNDS).
     const exportSql = "select a.* from asset_view a join scheme_view s on s.id = a.model_id where s.label = 'S'";
     const exportOnce = () => timedGet(`${base}/api/bench/queries/download?format=JSON`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sql: exportSql }) });
     for (let i = 0; i < SETTLING_ROUNDS; i++) {
@@ -105,7 +120,7 @@ async function runOne(backend: string): Promise<Figure[]> {
     let jsonGrowth = 0;
     let jsonBytes = 0;
     let firstByte = Infinity;
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < ROUNDS; i++) {
       const e = await exportOnce();
       if (e.status !== 200) throw new Error(`export: ${e.status}`);
       exported.push(e.seconds);
@@ -116,10 +131,12 @@ async function runOne(backend: string): Promise<Figure[]> {
       jsonGrowth = Math.max(jsonGrowth, d.growthMb);
       jsonBytes = d.result.bytes;
     }
-    const download = Math.min(...downloaded);
-    const exportSeconds = Math.min(...exported);
-    figures.push({ name: `JSON download (${(jsonBytes / 1e6).toFixed(0)} MB), s`, value: download.toFixed(2), target: '< 3', pass: download < 3 });
-    figures.push({ name: `JSON download / query JSON export (${USAGES ? `the export without the ${USAGES} usages` : 'same objects'})`, value: (download / exportSeconds).toFixed(2), target: '<= 1', pass: download <= exportSeconds });
+    const download = median(downloaded);
+    const downloadRatio = median(downloaded.map((d, i) => d / exported[i]));
+    const rounds = downloaded.map((d, i) => `${d.toFixed(2)}/${exported[i].toFixed(2)}`).join(' ');
+    figures.push({ name: `JSON download (${(jsonBytes / 1e6).toFixed(0)} MB), s, median of ${ROUNDS}`, value: download.toFixed(2), target: '< 3', pass: download < 3 });
+    figures.push({ name: `JSON download / query JSON export (${USAGES ? `the export without the ${USAGES} usages` : 'same objects'}), median of ${ROUNDS} pairs`, value: downloadRatio.toFixed(2), target: '<= 1', pass: downloadRatio <= 1 });
+    console.log(`  rounds, download/export s: ${rounds}`);
     figures.push({ name: 'memory growth during the JSON download, MB', value: jsonGrowth.toFixed(0), target: '< 300', pass: jsonGrowth < 300 });
     // Streamed: the first bytes leave before the model is read (the issue: "starts at once").
     figures.push({ name: 'JSON download, first byte, s', value: firstByte.toFixed(2), target: '< 1', pass: firstByte < 1 });
