@@ -4,4 +4,4 @@
  * the host module re-exports. Major: a change a plugin written for the
  * previous version could notice; minor: additions.
  */
-export const HOST_API_VERSION = '1.8.0';
+export const HOST_API_VERSION = '1.9.0';

@@ -54,8 +54,8 @@ export { DATABASE_PARAMETERS, errors, json, jsonBody, pathParameter, queryParame
 // Storage: schemas, stored objects, views, the connections.
 export { CONTROL_SCHEMA, DATABASE_NAME, schemaOf } from './storage/migrations.ts';
 export { literal } from './storage/sql.ts';
-// ObjectStore.childrenOfMany and withAncestors, for walks over whole trees (1.7).
-export { ObjectStore, type StoredObject } from './storage/objects.ts';
+// ObjectStore.childrenOfMany and withAncestors, for walks over whole trees (1.7); leaner reads of them (1.9).
+export { ObjectStore, type LeanTreeObject, type LeanTreeRead, type StoredObject } from './storage/objects.ts';
 export { isObjectOf, storedPropertyName, type ObjectOf } from './storage/typed-objects.ts';
 export { readViewsSql } from './storage/views.ts';
 export type { Storage } from './storage/connection.ts';

@@ -20,7 +20,7 @@ async function metamodelOf(generatedDir: string): Promise<Metamodel> {
 
 export const manifest: PluginManifest = {
   name: 'transfer',
-  host: '^1.8',
+  host: '^1.9',
   dependencies: ['query'],
   messages: TRANSFER_MESSAGES,
   openapi,
