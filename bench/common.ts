@@ -189,6 +189,13 @@ export async function withMemory<T>(task: () => Promise<T>): Promise<{ result: T
   }
 }
 
+/** The middle sample (the mean of the two middle ones of an even count). */
+export function median(samples: number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 export function p99(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(0.99 * sorted.length) - 1)];

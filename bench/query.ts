@@ -61,7 +61,7 @@ import { createClient, ok } from '../client/index.ts';
 import { BROWSING_MS } from '../runtime/interactive.ts';
 import { describeSql, resultSql } from '../plugins/query/compose.ts';
 import type { LoadResult } from './load.ts';
-import { loadGenerator, pgAdmin, PG_ADMIN_URL, requestLog, runWithHeapFlags } from './common.ts';
+import { loadGenerator, median, pgAdmin, PG_ADMIN_URL, requestLog, runWithHeapFlags } from './common.ts';
 import type { ProcessRun, ProcessRunResult } from './exporter.ts';
 
 runWithHeapFlags();
@@ -363,8 +363,8 @@ async function main() {
 REST GET p99 ratio at ${RATE} per second, ${REPEAT} runs: each run, and the median (target ≤ 2)`);
       for (const format of FORMATS) {
         const ratios = fixedRates.map((m) => ratioOf(m, format));
-        const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)];
-        console.log(`${(format === 'psql' ? 'psql COPY' : `${format} export`).padEnd(18)} ${ratios.map((r) => r.toFixed(2).padStart(6)).join('')}   median ${median.toFixed(2)}  ${format === 'psql' ? '' : median <= 2 ? 'pass' : 'FAIL'}`);
+        const middle = median(ratios);
+        console.log(`${(format === 'psql' ? 'psql COPY' : `${format} export`).padEnd(18)} ${ratios.map((r) => r.toFixed(2).padStart(6)).join('')}   median ${middle.toFixed(2)}  ${format === 'psql' ? '' : middle <= 2 ? 'pass' : 'FAIL'}`);
       }
     }
     if (saturated) table('as fast as answered (context)', saturated, false);

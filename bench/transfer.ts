@@ -32,7 +32,7 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { ok } from '../client/index.ts';
-import { analyzeAfterLoad, GETS_AT_REST, p99, runWithHeapFlags, timedGets, transferSetup, uploadJson, withMemory } from './common.ts';
+import { analyzeAfterLoad, GETS_AT_REST, median, p99, runWithHeapFlags, timedGets, transferSetup, uploadJson, withMemory } from './common.ts';
 import { inParallel } from './dataset.ts';
 
 // The service runs with the V8 flags `npm start` gives it (runtime/heap.ts); without them its collections take a download's time.
@@ -72,12 +72,6 @@ const SETTLING_ROUNDS = 1;
  * this machine a run of the same export moved between 0.72 and 1.42 s within a minute.
  */
 const ROUNDS = 5;
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 /** Reads a whole answer, counting its bytes without keeping them; seconds to the first and to the last byte. */
 async function timedGet(url: string, init: RequestInit = {}): Promise<{ seconds: number; firstByte: number; bytes: number; status: number }> {

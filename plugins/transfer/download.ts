@@ -15,13 +15,10 @@
 import { listPlanOf, ObjectStore, UUID, type InteractiveGate, type Metamodel } from '../../runtime/host.ts';
 import type { Knex } from 'knex';
 import { appended, formatKey, type RecordWriter, type TransferRecord } from './records.ts';
-import { childLists, derivedLabel, labelFromReferences, recordProperties, sortedValue, unusedProperties, type KeyedNode, type Node } from './model.ts';
+import { childLists, derivedLabel, labelFromReferences, recordProperties, sortedValue, SYSTEM_COLUMNS, unusedProperties, type KeyedNode, type Node } from './model.ts';
 
 /** Objects of one list read in one statement, past those read ahead. */
 const PAGE = 1000;
-
-/** The properties a record takes from the object's columns (Node), not from its other properties. */
-const SYSTEM_COLUMNS = new Set(['label', 'title', 'description', 'status']);
 
 /** An object as the walk keeps it: without what the store read beside (versions, authors, times). */
 const nodeOf = (o: KeyedNode): KeyedNode => ({
@@ -34,7 +31,7 @@ const nodeOf = (o: KeyedNode): KeyedNode => ({
 function nodeOfRow(row: Record<string, unknown>, model: Metamodel): KeyedNode {
   const type = model.types[row._type as string];
   const props: Record<string, unknown> = {};
-  for (const p of type?.properties ?? []) if (row[p.name] !== undefined && !['label', 'title', 'description', 'status'].includes(p.name)) props[p.name] = row[p.name];
+  for (const p of type?.properties ?? []) if (row[p.name] !== undefined && !SYSTEM_COLUMNS.has(p.name)) props[p.name] = row[p.name];
   return {
     id: row.id as string, type: row._type as string, parentId: (row.parentId as string | null) ?? null, list: (row.list as string) ?? '',
     label: row.label as string, title: (row.title as string) ?? null, description: (row.description as string) ?? null,

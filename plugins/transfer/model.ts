@@ -6,7 +6,8 @@
 import { WRITABLE_SYSTEM_PROPERTIES, type Metamodel, type PropertyDef, type TypeDef } from '../../runtime/host.ts';
 
 const WRITABLE_SYSTEM = new Set<string>(WRITABLE_SYSTEM_PROPERTIES);
-const SYSTEM_COLUMNS = new Set<string>(['label', 'title', 'description', 'status']);
+/** The properties an object keeps in columns of its own, not among its other properties (`props`). */
+export const SYSTEM_COLUMNS: ReadonlySet<string> = new Set<string>(['label', 'title', 'description', 'status']);
 
 /** An object as the engine reads it, current or as of a time. */
 export interface Node {

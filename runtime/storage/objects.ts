@@ -504,7 +504,7 @@ export class ObjectStore {
     if (!parentIds.length) return { children, complete: 0 };
     const [hasChildren, hasChildrenParams] = this.hasChildrenSql(branchTypes);
     const [props, propsParams] = this.leanPropsSql(lean);
-    const id = lean?.branchIdsOnly && branchTypes ? 'case when c.type = any(?::text[]) then c.id end' : 'c.id';
+    const [id, idParams] = lean?.branchIdsOnly && branchTypes ? ['case when c.type = any(?::text[]) then c.id end', [[...branchTypes]]] : ['c.id', []];
     const r = await this.q.raw(
       `select json_build_array(v.n, c.k, ${id}, c.type, c.list, c.label, c.title, c.description, c.status,
          ${hasChildren}, ${props}) as r
@@ -512,7 +512,7 @@ export class ObjectStore {
          lateral (select c.*, row_number() over (order by c.list, c.label, c.id) as k from ${this.s}.objects c
            where c.parent_id = v.parent_id and c.tenant = ?::uuid order by c.list, c.label, c.id limit ?) c
        order by v.n limit ?`,
-      [...(id === 'c.id' ? [] : [[...branchTypes!]]), ...hasChildrenParams, ...propsParams, parentIds, tenant, total, total],
+      [...idParams, ...hasChildrenParams, ...propsParams, parentIds, tenant, total, total],
     );
     const rows = r.rows as { r: [n: number, k: number, ...TreeRow] }[];
     let last = 0;

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
+import { schemaOf } from '../../runtime/storage/migrations.ts';
 import { ObjectStore, type StoredObject } from '../../runtime/storage/objects.ts';
 import { createDatabase, startService, type TestService } from '../helpers/service.ts';
 
@@ -16,6 +17,7 @@ describe('object store: children of many objects', () => {
   let t: TestService;
   let knex: Knex;
   let store: ObjectStore;
+  let db: string;
   const object = (parentId: string | null, list: string, label: string): StoredObject => ({
     id: randomUUID(), type: 'Collection', tenant, parentId, list, label, title: null, description: null, status: null, modelId: null,
     version: 1, createdBy: 'test', dateCreated: 0, modifiedBy: 'test', dateModified: 0, props: { n: label }, custom: {},
@@ -35,7 +37,8 @@ describe('object store: children of many objects', () => {
     this.timeout(300_000);
     t = await startService();
     knex = t.service.storage.knex;
-    store = new ObjectStore(knex, await createDatabase(t));
+    db = await createDatabase(t);
+    store = new ObjectStore(knex, db);
     await store.insert([root, third, empty, first, ...thirdChildren, ...firstChildren, grandchild], () => ({}), 'test');
   });
   after(() => t?.close());
@@ -125,6 +128,25 @@ describe('object store: children of many objects', () => {
         const rest = await store.treeChildren(tenant, parent.id, 'datasets', { limit: 10, after: { label: last.label, id: cut[total - 1].id! } });
         expect(rest.map((c) => c.id), `${total}`).to.deep.equal([a, b, d].slice([a, b, d].indexOf(last) + 1).map((c) => c.id));
       }
+    });
+
+    it('goes on after the label of a last child deleted before its key was read (the nil key)', async () => {
+      // The store's statements through a knex that deletes `b` just before the statement reading its key runs.
+      const schema = schemaOf(db);
+      const deleting = new Proxy(knex, {
+        get(target, name, receiver) {
+          if (name !== 'raw') return Reflect.get(target, name, receiver);
+          return async (sql: string, bindings: Knex.RawBinding[]) => {
+            if (/^select id from .* and label = \?$/.test(sql)) await target.raw(`delete from ${schema}.objects where id = ?`, [b.id]);
+            return target.raw(sql, bindings);
+          };
+        },
+      });
+      const { children: [cut], complete } = await new ObjectStore(deleting, db).childrenOfMany(tenant, [parent.id, empty.id], 3, ['Collection'], lean);
+      expect(complete).to.equal(0);
+      expect(cut.map((c) => c.id)).to.deep.equal([branch.id, null, '00000000-0000-0000-0000-000000000000']);
+      const rest = await store.treeChildren(tenant, parent.id, 'datasets', { limit: 10, after: { label: 'b', id: cut[2].id! } });
+      expect(rest.map((c) => c.id)).to.deep.equal([d.id]);
     });
   });
 
